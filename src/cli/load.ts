@@ -1,0 +1,110 @@
+import { stat } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config.ts';
+import { openDatabase } from '../db.ts';
+import { BulkRefused, finishInterruptedBulk } from '../load/bulk.ts';
+import { loadFiles } from '../load/loader.ts';
+import { expandPaths } from '../load/sources.ts';
+import { registry } from '../registry/index.ts';
+
+const USAGE = `usage: npm run load -- [--strict] [--bulk] [--batch-size N] <file-or-directory>...
+
+Loads .json (a resource or a Bundle), .ndjson (one resource per line), optionally gzip-compressed
+(.gz), into DATABASE_URL or the embedded database in DATA_DIR. Directories are read recursively.
+  --strict        reject a whole file (nothing of it written) when any entry in it is bad
+  --bulk          initial load into an empty database: indexes are built once at the end
+  --batch-size N  resources per transaction (default 1000)
+Exit code: 0 all loaded, 2 some entries or files rejected, 1 failure.`;
+
+function fmt(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+async function main(): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({
+      allowPositionals: true,
+      options: {
+        strict: { type: 'boolean', default: false },
+        bulk: { type: 'boolean', default: false },
+        'batch-size': { type: 'string', default: '1000' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    console.error(`${(err as Error).message}\n${USAGE}`);
+    return 1;
+  }
+  if (args.values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const batchSize = Number(args.values['batch-size']);
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100000) {
+    console.error(`--batch-size must be an integer between 1 and 100000, got "${args.values['batch-size']}"`);
+    return 1;
+  }
+  if (args.positionals.length === 0) {
+    console.error(USAGE);
+    return 1;
+  }
+  let files: string[];
+  try {
+    files = await expandPaths(args.positionals);
+  } catch (err) {
+    console.error(`cannot read ${(err as NodeJS.ErrnoException).path ?? ''}: ${(err as Error).message}`);
+    return 1;
+  }
+  const config = loadConfig();
+  const totalBytes = (await Promise.all(files.map((f) => stat(f).then((s) => s.size)))).reduce((a, b) => a + b, 0);
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: 4 });
+  const tty = process.stderr.isTTY;
+  const t0 = Date.now();
+  try {
+    if (!args.values.bulk) await finishInterruptedBulk(db.sql);
+    const summary = await loadFiles(db.sql, registry, files, {
+      strict: args.values.strict,
+      bulk: args.values.bulk,
+      batchSize,
+      onReject: (where, reason) => {
+        if (tty) process.stderr.write('\r\x1b[K');
+        console.error(`${where}: ${reason}`);
+      },
+      onProgress: ({ entries, bytes }) => {
+        if (!tty) return;
+        const s = (Date.now() - t0) / 1000;
+        const rate = entries / Math.max(s, 0.001);
+        const eta = bytes > 0 && totalBytes > bytes ? ((totalBytes - bytes) / bytes) * s : 0;
+        process.stderr.write(
+          `\r\x1b[K${fmt(entries)} entries, ${fmt(Math.round(rate))}/s, ${((100 * bytes) / Math.max(totalBytes, 1)).toFixed(1)}%` +
+            (eta ? `, ETA ${Math.round(eta)}s` : ''),
+        );
+      },
+    });
+    if (tty) process.stderr.write('\r\x1b[K');
+    const secs = summary.elapsedMs / 1000;
+    const written = summary.inserted + summary.updated + summary.unchanged + summary.deleted;
+    console.log(
+      `${summary.files} file(s): ${fmt(summary.inserted)} inserted, ${fmt(summary.updated)} updated, ` +
+        `${fmt(summary.unchanged)} unchanged, ${fmt(summary.deleted)} deleted, ${fmt(summary.rejected)} rejected` +
+        (summary.rejectedFiles ? ` (${summary.rejectedFiles} file(s) rejected whole)` : '') +
+        `; ${fmt(summary.indexRows)} index rows; ${secs.toFixed(1)} s, ${fmt(Math.round(written / Math.max(secs, 0.001)))} resources/s`,
+    );
+    return summary.rejected > 0 || summary.rejectedFiles > 0 ? 2 : 0;
+  } catch (err) {
+    if (tty) process.stderr.write('\r\x1b[K');
+    console.error(err instanceof BulkRefused ? err.message : `load failed: ${(err as Error).message}`);
+    return 1;
+  } finally {
+    await db.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof ConfigError ? `configuration: ${err.message}` : `load failed: ${(err as Error).message}`);
+    process.exit(1);
+  },
+);

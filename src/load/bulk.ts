@@ -1,0 +1,105 @@
+import type { Sql } from '../db.ts';
+import type { Registry } from '../registry/index.ts';
+import type { SystemIds } from '../store/write.ts';
+import { reindex } from './loader.ts';
+
+/**
+ * Bulk path for an initial load into an empty database: the index tables lose their secondary
+ * indexes while rows stream in and get them back, built once, at the end (a btree built from sorted
+ * input is several times cheaper than maintained row by row). The dropped definitions are kept in
+ * load_state first, so an interrupted bulk load is finished by the next loader or server start.
+ */
+const INDEX_TABLES = ['token_idx', 'string_idx', 'date_idx', 'reference_idx'];
+const LOCK = 724012;
+
+export interface BulkState {
+  /** resources rewritten or deleted during the bulk load: their index rows are rebuilt at the end. */
+  stale: Set<string>;
+  release(): Promise<void>;
+}
+
+export class BulkRefused extends Error {}
+
+export async function startBulk(sql: Sql): Promise<BulkState> {
+  const conn = await sql.reserve();
+  const [{ locked }] = await conn<{ locked: boolean }[]>`select pg_try_advisory_lock(${LOCK}) as locked`;
+  if (!locked) {
+    conn.release();
+    throw new BulkRefused('another bulk load is running on this database');
+  }
+  const release = async () => {
+    await conn`select pg_advisory_unlock(${LOCK})`;
+    conn.release();
+  };
+  try {
+    const [{ pending }] = await sql<{ pending: number }[]>`select count(*)::int as pending from load_state`;
+    if (pending === 0) {
+      const [{ any }] = await sql<{ any: boolean }[]>`select exists (select 1 from resource) as any`;
+      if (any) throw new BulkRefused('--bulk needs an empty database; use the default (incremental) load to add to existing data');
+      await sql.begin(async (tx) => {
+        const defs = await tx<{ indexname: string; indexdef: string }[]>`
+          select indexname, indexdef from pg_indexes
+          where schemaname = current_schema() and tablename = any(${INDEX_TABLES}::text[])`;
+        for (const d of defs) {
+          await tx`insert into load_state (index_name, definition) values (${d.indexname}, ${d.indexdef})`;
+          await tx.unsafe(`drop index "${d.indexname.replace(/"/g, '""')}"`);
+        }
+      });
+    }
+  } catch (err) {
+    await release();
+    throw err;
+  }
+  return { stale: new Set(), release };
+}
+
+/** Recreates the indexes a bulk load dropped (two at a time: the machines have two cores). */
+export async function recreateIndexes(sql: Sql): Promise<number> {
+  const defs = await sql<{ index_name: string; definition: string }[]>`select index_name, definition from load_state order by index_name`;
+  const queue = [...defs];
+  const worker = async () => {
+    const conn = await sql.reserve();
+    try {
+      await conn`set maintenance_work_mem = '1GB'`;
+      await conn`set max_parallel_maintenance_workers = 0`;
+      for (let d = queue.shift(); d; d = queue.shift()) {
+        const [{ exists }] = await conn<{ exists: boolean }[]>`
+          select exists (select 1 from pg_indexes where schemaname = current_schema() and indexname = ${d.index_name}) as exists`;
+        if (!exists) await conn.unsafe(d.definition);
+        await conn`delete from load_state where index_name = ${d.index_name}`;
+      }
+    } finally {
+      conn.release();
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  return defs.length;
+}
+
+export async function finishBulk(sql: Sql, state: BulkState, registry: Registry, systems: SystemIds): Promise<void> {
+  try {
+    await recreateIndexes(sql);
+    await reindex(sql, registry, systems, [...state.stale]);
+    for (const t of INDEX_TABLES) await sql.unsafe(`analyze ${t}`);
+  } finally {
+    await state.release();
+  }
+}
+
+/** At start-up: finishes a bulk load that was interrupted (nobody holds its lock any more). */
+export async function finishInterruptedBulk(sql: Sql): Promise<number> {
+  const [{ pending }] = await sql<{ pending: number }[]>`select count(*)::int as pending from load_state`;
+  if (pending === 0) return 0;
+  const conn = await sql.reserve();
+  try {
+    const [{ locked }] = await conn<{ locked: boolean }[]>`select pg_try_advisory_lock(${LOCK}) as locked`;
+    if (!locked) return 0; // a bulk load is running; it will rebuild them itself
+    try {
+      return await recreateIndexes(sql);
+    } finally {
+      await conn`select pg_advisory_unlock(${LOCK})`;
+    }
+  } finally {
+    conn.release();
+  }
+}

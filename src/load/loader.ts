@@ -1,0 +1,137 @@
+import type { Sql } from '../db.ts';
+import { ExtractError, extract } from '../fhir/extract.ts';
+import { InvalidResource } from '../fhir/resource.ts';
+import { parseReference } from '../fhir/reference.ts';
+import { RESOURCE_TYPES, type Registry, type ResourceType } from '../registry/index.ts';
+import {
+  addCounts, deleteIndexRows, emptyCounts, insertIndexRows, preparePut, SystemIds, writeBatch,
+  type WriteCounts, type WriteEntry,
+} from '../store/write.ts';
+import { readEntries, type RawEntry } from './sources.ts';
+import { finishBulk, startBulk } from './bulk.ts';
+
+export interface LoadOptions {
+  strict?: boolean;
+  bulk?: boolean;
+  batchSize?: number;
+  /** called once per rejected entry: `where` is file:line or file#entry[i]. */
+  onReject?: (where: string, reason: string) => void;
+  onProgress?: (p: { entries: number; bytes: number }) => void;
+}
+
+export interface LoadSummary extends WriteCounts {
+  rejected: number;
+  rejectedFiles: number;
+  files: number;
+  elapsedMs: number;
+}
+
+class StrictAbort extends Error {}
+
+/** Turns a raw entry into a write entry, or a reason to reject it. */
+function prepare(registry: Registry, raw: RawEntry): WriteEntry | string {
+  if (raw.kind === 'invalid') return raw.reason;
+  if (raw.kind === 'delete') {
+    const ref = typeof raw.url === 'string' ? parseReference(raw.url) : undefined;
+    if (!ref || !(RESOURCE_TYPES as readonly string[]).includes(ref.type)) {
+      return `DELETE request.url must be <Type>/<id> of a stored type, got ${JSON.stringify(raw.url)}`;
+    }
+    return { op: 'delete', type: ref.type as ResourceType, id: ref.id };
+  }
+  try {
+    return preparePut(registry, raw.value);
+  } catch (err) {
+    if (err instanceof InvalidResource || err instanceof ExtractError) return err.message;
+    throw err;
+  }
+}
+
+/**
+ * Loads files into the database: batched transactions, idempotent (a second run changes nothing),
+ * one rejected line per bad entry and the load goes on. With `strict`, a file with any bad entry is
+ * written not at all (its batches share one transaction that is rolled back). With `bulk`, an
+ * empty database is loaded with the secondary indexes dropped and rebuilt at the end.
+ */
+export async function loadFiles(sql: Sql, registry: Registry, files: string[], opts: LoadOptions = {}): Promise<LoadSummary> {
+  const t0 = Date.now();
+  const batchSize = opts.batchSize ?? 1000;
+  const systems = new SystemIds();
+  let counts = emptyCounts();
+  let rejected = 0;
+  let rejectedFiles = 0;
+  let entries = 0;
+  let bytes = 0;
+  const reject = (where: string, reason: string) => {
+    rejected++;
+    opts.onReject?.(where, reason);
+  };
+  const bulk = opts.bulk ? await startBulk(sql) : undefined;
+
+  const write = async (batch: WriteEntry[], tx?: Parameters<typeof writeBatch>[3]) => {
+    const c = await writeBatch(sql, systems, batch, tx, bulk ? { deferIndexDeletes: bulk.stale } : undefined);
+    counts = addCounts(counts, c);
+  };
+
+  for (const file of files) {
+    const run = async (tx?: Parameters<typeof writeBatch>[3]) => {
+      let batch: WriteEntry[] = [];
+      let pending: Promise<void> = Promise.resolve();
+      let fileRejected = false;
+      for await (const raw of readEntries(file, (n) => (bytes += n))) {
+        entries++;
+        const e = prepare(registry, raw);
+        if (typeof e === 'string') {
+          reject(raw.where, e);
+          fileRejected = true;
+          continue;
+        }
+        if (opts.strict && fileRejected) continue; // keep reporting, stop writing
+        batch.push(e);
+        if (batch.length >= batchSize) {
+          const b = batch;
+          batch = [];
+          await pending;
+          // Overlap: the next batch is parsed while this one is written.
+          pending = write(b, tx);
+          pending.catch(() => {});
+        }
+        if (entries % 1000 === 0) opts.onProgress?.({ entries, bytes });
+      }
+      await pending;
+      if (opts.strict && fileRejected) throw new StrictAbort();
+      if (batch.length) await write(batch, tx);
+    };
+    if (opts.strict) {
+      const before = counts;
+      try {
+        await sql.begin((tx) => run(tx));
+      } catch (err) {
+        if (!(err instanceof StrictAbort)) throw err;
+        counts = before;
+        rejectedFiles++;
+        opts.onReject?.(file, 'file rejected (--strict): nothing of it was written');
+      }
+    } else {
+      await run();
+    }
+    opts.onProgress?.({ entries, bytes });
+  }
+  if (bulk) await finishBulk(sql, bulk, registry, systems);
+  await sql`analyze resource`;
+  return { ...counts, rejected, rejectedFiles, files: files.length, elapsedMs: Date.now() - t0 };
+}
+
+/** Re-extracts and rewrites the index rows of the given resources (used after a bulk load). */
+export async function reindex(sql: Sql, registry: Registry, systems: SystemIds, rids: string[]): Promise<void> {
+  for (let i = 0; i < rids.length; i += 1000) {
+    const slice = rids.slice(i, i + 1000);
+    const rows = await sql<{ rid: string; type: ResourceType; content: Record<string, unknown> }[]>`
+      select rid, type, content from resource where rid = any(${slice}::bigint[])`;
+    const items = rows.map((r) => ({ rid: r.rid, rows: extract(r.content, registry.forType(r.type)) }));
+    await systems.resolve(sql, items.flatMap((it) => it.rows.token.map((t) => t.system).filter((s): s is string => s !== null)));
+    await sql.begin(async (tx) => {
+      await deleteIndexRows(tx, slice);
+      await insertIndexRows(tx, systems, items);
+    });
+  }
+}

@@ -1,0 +1,106 @@
+import { createReadStream } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { createGunzip, gunzipSync } from 'node:zlib';
+
+/**
+ * Input files as a stream of raw entries, each with the place it came from: one resource per
+ * NDJSON line (streamed, never read whole), or the resource(s) of a .json file (one resource or a
+ * Bundle of any type; DELETE requests of batch/transaction Bundles become deletions).
+ */
+export type RawEntry =
+  | { kind: 'resource'; where: string; value: unknown }
+  | { kind: 'delete'; where: string; url: unknown }
+  | { kind: 'invalid'; where: string; reason: string };
+
+const EXTENSIONS = ['.json', '.ndjson', '.json.gz', '.ndjson.gz'];
+export const isLoadable = (f: string) => EXTENSIONS.some((e) => f.toLowerCase().endsWith(e));
+
+/** Files named on the command line, directories expanded recursively (sorted, loadable only). */
+export async function expandPaths(paths: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of paths) {
+    const st = await stat(p);
+    if (st.isDirectory()) {
+      const names = (await readdir(p, { recursive: true })).map(String).sort();
+      for (const n of names) {
+        const full = path.join(p, n);
+        if (isLoadable(n) && (await stat(full)).isFile()) out.push(full);
+      }
+    } else {
+      out.push(p);
+    }
+  }
+  return out;
+}
+
+function* bundleEntries(file: string, value: unknown): Generator<RawEntry> {
+  const b = value as { resourceType?: unknown; entry?: unknown };
+  if (b?.resourceType !== 'Bundle') {
+    yield { kind: 'resource', where: file, value };
+    return;
+  }
+  if (b.entry === undefined) return;
+  if (!Array.isArray(b.entry)) {
+    yield { kind: 'invalid', where: file, reason: 'Bundle.entry must be an array' };
+    return;
+  }
+  for (const [i, e] of b.entry.entries()) {
+    const where = `${file}#entry[${i}]`;
+    const entry = e as { resource?: unknown; request?: { method?: unknown; url?: unknown } };
+    if (typeof entry !== 'object' || entry === null) yield { kind: 'invalid', where, reason: 'entry is not an object' };
+    else if (entry.request?.method === 'DELETE') yield { kind: 'delete', where, url: entry.request.url };
+    else if (entry.resource === undefined) yield { kind: 'invalid', where, reason: 'entry has no resource' };
+    else yield* bundleEntries(where, entry.resource);
+  }
+}
+
+function parse(text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    return { ok: false, reason: `not JSON (${(err as Error).message})` };
+  }
+}
+
+/** Entries of one file. `onBytes` reports progress in bytes of the file as stored on disk. */
+export async function* readEntries(file: string, onBytes: (n: number) => void = () => {}): AsyncGenerator<RawEntry> {
+  const gz = file.toLowerCase().endsWith('.gz');
+  const ndjson = /\.ndjson(\.gz)?$/i.test(file);
+  if (!ndjson) {
+    const raw = await readFile(file);
+    onBytes(raw.length);
+    let text: string;
+    try {
+      text = (gz ? gunzipSync(raw) : raw).toString('utf8');
+    } catch (err) {
+      yield { kind: 'invalid', where: file, reason: `cannot decompress (${(err as Error).message})` };
+      return;
+    }
+    const r = parse(text.replace(/^\uFEFF/, ''));
+    if (!r.ok) yield { kind: 'invalid', where: file, reason: r.reason };
+    else yield* bundleEntries(file, r.value);
+    return;
+  }
+  const input = createReadStream(file);
+  input.on('data', (chunk) => onBytes(chunk.length));
+  const text = gz ? input.pipe(createGunzip()) : input;
+  const errors: Error[] = [];
+  text.on('error', (e: Error) => errors.push(e));
+  const lines = createInterface({ input: text, crlfDelay: Infinity });
+  let n = 0;
+  try {
+    for await (const line of lines) {
+      n++;
+      if (line.trim() === '') continue;
+      const where = `${file}:${n}`;
+      const r = parse(n === 1 ? line.replace(/^\uFEFF/, '') : line);
+      if (!r.ok) yield { kind: 'invalid', where, reason: r.reason };
+      else yield* bundleEntries(where, r.value);
+    }
+  } catch (err) {
+    errors.push(err as Error);
+  }
+  if (errors.length) throw new Error(`${file}: read failed after line ${n}: ${errors[0].message}`);
+}

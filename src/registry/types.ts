@@ -1,0 +1,64 @@
+/** Types of the search-parameter registry (src/registry/params.ts is the table itself). */
+
+export const RESOURCE_TYPES = ['Practitioner', 'Organization', 'PractitionerRole', 'Device', 'HealthcareService'] as const;
+export type ResourceType = (typeof RESOURCE_TYPES)[number];
+/** Types with a search endpoint; Device and HealthcareService are stored only to be included. */
+export const SEARCHABLE_TYPES = ['Practitioner', 'Organization', 'PractitionerRole'] as const satisfies readonly ResourceType[];
+
+export const VERSIONS = ['v1', 'v2'] as const;
+export type Version = (typeof VERSIONS)[number];
+/** The resource types each API version serves. */
+export const VERSION_TYPES: Record<Version, readonly ResourceType[]> = {
+  v1: ['Organization'],
+  v2: ['Practitioner', 'Organization', 'PractitionerRole'],
+};
+
+export type ParamType = 'token' | 'string' | 'date' | 'reference';
+
+/**
+ * One step of an extraction path, evaluated like FHIRPath over the JSON resource:
+ * - `'name'`: a single-valued element (an array there is a type error);
+ * - `'name[]'`: a repeating element (must be an array);
+ * - `{ ext: url }`: the `extension` array, filtered on `url`;
+ * - `'value[x]'`: the one `valueXxx` element of an extension, whatever its type;
+ * - `{ where: [...steps], is: 'X' }`: keeps the nodes for which the sub-path yields 'X'.
+ */
+export type Step = string | { ext: string } | { where: Step[]; is: string };
+export type Path = Step[];
+
+export interface Alias {
+  name: string;
+  versions: Version[];
+  /** a date prefix the alias implies (`_since=T` means `_lastUpdated=geT`). */
+  prefix?: string;
+}
+
+export interface SearchParamDef {
+  code: string;
+  type: ParamType;
+  base: ResourceType[];
+  /** API versions that accept the canonical code (empty: stored only for _include/_revinclude). */
+  versions: Version[];
+  aliases?: Alias[];
+  description: string;
+  /** canonical URL of the SearchParameter this one implements, when there is one. */
+  definition?: string;
+  /** the element paths whose values are indexed (union). */
+  paths: Path[];
+  /**
+   * Token values read from a resource column instead of an index table (only `_id`): the column is
+   * a unique key, a separate index would only duplicate it.
+   */
+  column?: 'id';
+  /** reference: the resource types a reference may point at. */
+  target?: ResourceType[];
+  /** string: modifiers that select a sub-parameter (`name:family` → `family`). */
+  parts?: Record<string, string>;
+}
+
+/** A definition bound to one resource type: what the compiler and the extractors work with. */
+export interface BoundParam extends SearchParamDef {
+  resourceType: ResourceType;
+  /** stable 32-bit identity stored in every index row: hash of "<ResourceType>.<code>". */
+  id: number;
+}

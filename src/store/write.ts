@@ -1,0 +1,186 @@
+import type { Db, Sql } from '../db.ts';
+import { extract, type IndexRows } from '../fhir/extract.ts';
+import { checkResource, contentHash } from '../fhir/resource.ts';
+import type { Registry, ResourceType } from '../registry/index.ts';
+
+/**
+ * The write path: upsert by (type, id) with change detection, index rows rewritten in the same
+ * transaction as the resource. Content equal to the stored one apart from meta.versionId and
+ * meta.lastUpdated is a no-op; a real change increments the server's versionId.
+ */
+export type WriteEntry =
+  | { op: 'put'; type: ResourceType; id: string; lastUpdated: string; hash: string; content: Record<string, unknown>; rows: IndexRows }
+  | { op: 'delete'; type: ResourceType; id: string };
+
+export interface WriteCounts {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  deleted: number;
+  indexRows: number;
+}
+
+export const emptyCounts = (): WriteCounts => ({ inserted: 0, updated: 0, unchanged: 0, deleted: 0, indexRows: 0 });
+
+export function addCounts(a: WriteCounts, b: WriteCounts): WriteCounts {
+  return {
+    inserted: a.inserted + b.inserted,
+    updated: a.updated + b.updated,
+    unchanged: a.unchanged + b.unchanged,
+    deleted: a.deleted + b.deleted,
+    indexRows: a.indexRows + b.indexRows,
+  };
+}
+
+/** Validates a resource and prepares everything the database step needs (pure, throws on bad input). */
+export function preparePut(registry: Registry, value: unknown, now = new Date()): WriteEntry {
+  const { type, id, resource } = checkResource(value);
+  const rows = extract(resource, registry.forType(type));
+  const hash = contentHash(resource);
+  const meta = (resource.meta ?? {}) as Record<string, unknown>;
+  const lastUpdated = typeof meta.lastUpdated === 'string' ? meta.lastUpdated : now.toISOString();
+  const content = { ...resource, meta: { ...meta, versionId: '1', lastUpdated } };
+  return { op: 'put', type, id, lastUpdated, hash, content, rows };
+}
+
+/** Token systems are interned in token_system; the ids are cached per process. */
+export class SystemIds {
+  private cache = new Map<string, number>();
+
+  async resolve(sql: Sql, uris: Iterable<string>): Promise<void> {
+    const missing = [...new Set(uris)].filter((u) => !this.cache.has(u));
+    if (missing.length === 0) return;
+    // Outside the batch transaction: an interned system is harmless even if the batch rolls back.
+    await sql`insert into token_system (uri) select unnest(${missing}::text[]) on conflict (uri) do nothing`;
+    const found = await sql<{ id: number; uri: string }[]>`select id, uri from token_system where uri = any(${missing}::text[])`;
+    for (const r of found) this.cache.set(r.uri, r.id);
+  }
+
+  id(uri: string | null): number {
+    if (uri === null) return 0;
+    const v = this.cache.get(uri);
+    if (v === undefined) throw new Error(`token system not interned: ${uri}`);
+    return v;
+  }
+
+  known(uri: string): number | undefined {
+    return this.cache.get(uri);
+  }
+}
+
+/** Within one input the last entry for an id wins. */
+export function lastWins(entries: WriteEntry[]): WriteEntry[] {
+  const byKey = new Map<string, WriteEntry>();
+  for (const e of entries) {
+    const k = `${e.type}/${e.id}`;
+    byKey.delete(k);
+    byKey.set(k, e);
+  }
+  return [...byKey.values()];
+}
+
+export async function deleteIndexRows(tx: Db, rids: string[]): Promise<void> {
+  if (rids.length === 0) return;
+  await tx`delete from token_idx where rid = any(${rids}::bigint[])`;
+  await tx`delete from string_idx where rid = any(${rids}::bigint[])`;
+  await tx`delete from date_idx where rid = any(${rids}::bigint[])`;
+  await tx`delete from reference_idx where rid = any(${rids}::bigint[])`;
+}
+
+/** Inserts the index rows of resources whose rid is known; returns the number of rows. */
+export async function insertIndexRows(tx: Db, systems: SystemIds, items: { rid: string; rows: IndexRows }[]): Promise<number> {
+  const t = { rid: [] as string[], param: [] as number[], sys: [] as number[], code: [] as string[] };
+  const s = { rid: [] as string[], param: [] as number[], norm: [] as string[], exact: [] as string[] };
+  const d = { rid: [] as string[], param: [] as number[], low: [] as string[], high: [] as string[] };
+  const r = { rid: [] as string[], param: [] as number[], type: [] as string[], id: [] as string[] };
+  for (const { rid, rows } of items) {
+    for (const x of rows.token) (t.rid.push(rid), t.param.push(x.param), t.sys.push(systems.id(x.system)), t.code.push(x.code));
+    for (const x of rows.string) (s.rid.push(rid), s.param.push(x.param), s.norm.push(x.norm), s.exact.push(x.exact));
+    for (const x of rows.date) {
+      d.rid.push(rid), d.param.push(x.param), d.low.push(new Date(x.low).toISOString()), d.high.push(new Date(x.high).toISOString());
+    }
+    for (const x of rows.reference) (r.rid.push(rid), r.param.push(x.param), r.type.push(x.targetType), r.id.push(x.targetId));
+  }
+  if (t.rid.length) {
+    await tx`insert into token_idx (rid, param, sys, code)
+      select * from unnest(${t.rid}::bigint[], ${t.param}::int[], ${t.sys}::int[], ${t.code}::text[])`;
+  }
+  if (s.rid.length) {
+    await tx`insert into string_idx (rid, param, norm, exact)
+      select * from unnest(${s.rid}::bigint[], ${s.param}::int[], ${s.norm}::text[], ${s.exact}::text[])`;
+  }
+  if (d.rid.length) {
+    await tx`insert into date_idx (rid, param, low, high)
+      select * from unnest(${d.rid}::bigint[], ${d.param}::int[], ${d.low}::timestamptz[], ${d.high}::timestamptz[])`;
+  }
+  if (r.rid.length) {
+    await tx`insert into reference_idx (rid, param, target_type, target_id)
+      select * from unnest(${r.rid}::bigint[], ${r.param}::int[], ${r.type}::text[], ${r.id}::text[])`;
+  }
+  return t.rid.length + s.rid.length + d.rid.length + r.rid.length;
+}
+
+export function systemsOf(entries: WriteEntry[]): string[] {
+  const out = new Set<string>();
+  for (const e of entries) if (e.op === 'put') for (const t of e.rows.token) if (t.system !== null) out.add(t.system);
+  return [...out];
+}
+
+/**
+ * Writes one batch in one transaction (the caller's, when `tx` is given) and returns what changed.
+ * `tx` must be a transaction; `sql` is used to intern token systems outside it.
+ */
+export async function writeBatch(
+  sql: Sql,
+  systems: SystemIds,
+  batch: WriteEntry[],
+  tx?: Db,
+  opts: { deferIndexDeletes?: Set<string> } = {},
+): Promise<WriteCounts> {
+  // Bulk loads run without the rid indexes: rewritten resources are only noted, and their index
+  // rows rebuilt once the indexes are back (src/load/bulk.ts).
+  const defer = opts.deferIndexDeletes;
+  const entries = lastWins(batch);
+  await systems.resolve(sql, systemsOf(entries));
+  const run = async (db: Db): Promise<WriteCounts> => {
+    const counts = emptyCounts();
+    const puts = entries.filter((e): e is Extract<WriteEntry, { op: 'put' }> => e.op === 'put');
+    const dels = entries.filter((e) => e.op === 'delete');
+    if (dels.length) {
+      const gone = await db<{ rid: string }[]>`
+        delete from resource r using unnest(${dels.map((e) => e.type)}::text[], ${dels.map((e) => e.id)}::text[]) as x(type, id)
+        where r.type = x.type and r.id = x.id returning r.rid`;
+      if (defer) for (const g of gone) defer.add(g.rid);
+      else await deleteIndexRows(db, gone.map((g) => g.rid));
+      counts.deleted = gone.length;
+    }
+    if (puts.length) {
+      const payload = puts.map((e) => ({ type: e.type, id: e.id, last_updated: e.lastUpdated, hash: e.hash, content: e.content }));
+      const written = await db<{ rid: string; type: string; id: string; inserted: boolean }[]>`
+        insert into resource as r (type, id, version_id, last_updated, hash, content)
+        select x.type, x.id, 1, x.last_updated, decode(x.hash, 'hex'), x.content
+        from jsonb_to_recordset(${db.json(payload as never)}) as x(type text, id text, last_updated timestamptz, hash text, content jsonb)
+        on conflict (type, id) do update
+          set version_id = r.version_id + 1,
+              last_updated = excluded.last_updated,
+              hash = excluded.hash,
+              content = jsonb_set(excluded.content, '{meta,versionId}', to_jsonb((r.version_id + 1)::text))
+          where r.hash <> excluded.hash
+        returning r.rid, r.type, r.id, (r.xmax = 0) as inserted`;
+      const byKey = new Map(puts.map((e) => [`${e.type}/${e.id}`, e]));
+      const updated = written.filter((w) => !w.inserted).map((w) => w.rid);
+      if (defer) for (const rid of updated) defer.add(rid);
+      else await deleteIndexRows(db, updated);
+      counts.indexRows = await insertIndexRows(
+        db,
+        systems,
+        written.filter((w) => !defer || w.inserted).map((w) => ({ rid: w.rid, rows: (byKey.get(`${w.type}/${w.id}`) as Extract<WriteEntry, { op: 'put' }>).rows })),
+      );
+      counts.inserted = written.length - updated.length;
+      counts.updated = updated.length;
+      counts.unchanged = puts.length - written.length;
+    }
+    return counts;
+  };
+  return tx ? run(tx) : sql.begin(run);
+}
