@@ -1,0 +1,92 @@
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Config } from './config.ts';
+import type { Sql } from './db.ts';
+import { CursorCodec } from './fhir/cursor.ts';
+import { FhirError, outcome, type IssueType } from './fhir/outcome.ts';
+import type { Registry } from './registry/index.ts';
+import { fhirRoutes, FHIR_JSON } from './routes/fhir.ts';
+import { SystemLookup, type SearchDeps } from './store/search.ts';
+
+/**
+ * The application as a plugin-built instance that never listens: server.ts owns the port, the
+ * logger and the signals; tests build it and use app.inject.
+ */
+export interface AppDeps {
+  config: Config;
+  sql: Sql;
+  registry: Registry;
+  search: SearchDeps;
+  softwareVersion: string;
+  startedAt: string;
+}
+
+export function makeDeps(config: Config, sql: Sql, registry: Registry, softwareVersion = '0.1.0'): AppDeps {
+  return {
+    config,
+    sql,
+    registry,
+    softwareVersion,
+    startedAt: new Date().toISOString().slice(0, 10),
+    search: {
+      sql,
+      systems: new SystemLookup(),
+      cursors: new CursorCodec(config.cursorSecret),
+      includeCap: config.includeCap,
+      totalBudgetMs: config.totalBudgetMs,
+    },
+  };
+}
+
+const STATUS_CODE: Record<number, IssueType> = {
+  400: 'invalid', 401: 'login', 403: 'forbidden', 404: 'not-found', 405: 'not-supported', 406: 'not-supported',
+  408: 'timeout', 413: 'too-long', 414: 'too-long', 415: 'not-supported', 429: 'throttled', 431: 'too-long', 503: 'transient',
+};
+
+export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: false,
+    trustProxy: true,
+    bodyLimit: deps.config.maxBodyBytes,
+    routerOptions: { maxParamLength: 200 },
+    ...opts,
+  });
+
+  // Form bodies keep their order and repeated names (URLSearchParams, not an object).
+  await app.register(formbody, { bodyLimit: deps.config.maxBodyBytes, parser: (s: string) => new URLSearchParams(s) as never });
+  app.addContentTypeParser(['application/fhir+json', 'application/json'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
+    if (err instanceof FhirError) {
+      for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+      return reply.code(err.status).type(FHIR_JSON).send(err.outcome);
+    }
+    const status = err.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      // Fastify's own client errors (body too large, bad content type, malformed body …)
+      return reply.code(status).type(FHIR_JSON).send(outcome('error', STATUS_CODE[status] ?? 'invalid', err.message));
+    }
+    if ((err as { code?: string }).code === '57014') {
+      return reply.code(503).type(FHIR_JSON).send(outcome('error', 'timeout', 'the request took too long and was cancelled'));
+    }
+    req.log.error({ err }, 'request failed');
+    return reply.code(500).type(FHIR_JSON).send(outcome('error', 'exception', 'internal server error'));
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).type(FHIR_JSON).send(outcome('error', 'not-found', `No such endpoint: ${req.method} ${req.url.split('?')[0]}`));
+  });
+
+  app.get('/health', async () => ({ status: 'ok' }));
+  app.get('/ready', async (_req, reply) => {
+    try {
+      await deps.sql`select 1`;
+      return { status: 'ready' };
+    } catch {
+      return reply.code(503).send({ status: 'database unreachable' });
+    }
+  });
+
+  await app.register(async (scope) => fhirRoutes(scope, deps));
+  return app;
+}

@@ -1,0 +1,90 @@
+import { RESOURCE_TYPES, VERSION_TYPES, type Registry, type ResourceType, type Version } from '../registry/index.ts';
+
+/**
+ * The CapabilityStatement of one API version, derived from the registry: the same table that
+ * drives extraction and the compiler, so what is declared is what is served.
+ */
+const STRING_DOC =
+  'String: starts-with after folding case, accents and punctuation (œ→oe, ß→ss, ø→o, ł→l …); :exact compares the stored value as is; :contains finds the folded value anywhere.';
+const TOKEN_DOC = 'Token: code, system|code, |code (no system) or system| ; codes and identifier values are case-sensitive; :not includes resources without a value.';
+const DATE_DOC =
+  'Date: prefixes eq ne gt lt ge le sa eb ap over [low, high) ranges of the given precision (year … millisecond); a value without a time zone is read in UTC; ap widens the value by 10 % of its distance to now.';
+const REF_DOC = 'Reference: id, Type/id or an absolute URL of this server; chained searches (param.child=value) are supported.';
+
+export function capabilityStatement(registry: Registry, version: Version, base: string, softwareVersion: string, date: string) {
+  const typeDoc = { token: TOKEN_DOC, string: STRING_DOC, date: DATE_DOC, reference: REF_DOC };
+  const resources = VERSION_TYPES[version].map((type) => {
+    const names = [...registry.names(version, type)].sort(([a], [b]) => a.localeCompare(b));
+    const searchParam = names.map(([name, { param, prefix }]) => ({
+      name,
+      ...(param.definition ? { definition: param.definition } : {}),
+      type: param.type,
+      documentation:
+        prefix !== undefined
+          ? `Resources updated at or after the given instant: ${name}=T means ${param.code}=${prefix}T. ${DATE_DOC}`
+          : `${param.description} ${typeDoc[param.type]}${param.parts ? ` Modifiers :${Object.keys(param.parts).join(', :')} search one part.` : ''}${param.codes ? ` Values: ${param.codes.join(', ')}.` : ''}`,
+    }));
+    searchParam.push({
+      name: '_has',
+      type: 'special' as never,
+      documentation:
+        'Reverse chaining: _has:Type:reference:parameter=value selects resources referenced by a Type resource matching parameter=value (e.g. _has:PractitionerRole:organization:role=FON-01). Each _has is evaluated on its own.',
+    } as never);
+    const refs = registry.forType(type).filter((p) => p.type === 'reference' && p.target?.length);
+    const referrers = RESOURCE_TYPES.flatMap((t) =>
+      registry.forType(t).filter((p) => p.type === 'reference' && p.target?.includes(type as ResourceType)),
+    );
+    const searchInclude = refs.length ? ['*', ...refs.map((p) => `${type}:${p.code}`)] : [];
+    const searchRevInclude = referrers.map((p) => `${p.resourceType}:${p.code}`);
+    return {
+      type,
+      profile: `https://interop.esante.gouv.fr/ig/fhir/annuaire/StructureDefinition/as-dp-${type.toLowerCase()}`,
+      interaction: [{ code: 'read' }, { code: 'search-type' }],
+      versioning: 'versioned',
+      readHistory: false,
+      updateCreate: false,
+      referencePolicy: ['literal', 'local'],
+      ...(searchInclude.length ? { searchInclude } : {}),
+      ...(searchRevInclude.length ? { searchRevInclude } : {}),
+      searchParam,
+    };
+  });
+  const deprecated = version === 'v1';
+  return {
+    resourceType: 'CapabilityStatement',
+    id: `annuaire-${version}`,
+    url: `${base}/metadata`,
+    version: softwareVersion,
+    name: `AnnuaireSanteFhirSearch${version.toUpperCase()}`,
+    title: `Health directory FHIR search API ${version}${deprecated ? ' (deprecated)' : ''}`,
+    status: deprecated ? 'retired' : 'active',
+    experimental: false,
+    date,
+    publisher: 'Annuaire FHIR search server',
+    description:
+      (deprecated
+        ? 'Version 1 is deprecated (responses carry a Deprecation header and a Link to the successor version /fhir/v2); it serves Organization only, with the v1 parameter names and code systems. '
+        : '') +
+      'Search API over the French health directory: Practitioner, Organization and PractitionerRole (Device and HealthcareService only through _include/_revinclude). ' +
+      'Every request but metadata needs the SERVICE-API-KEY header. Paging: keyset cursors in the next link; _count defaults to the server page size and larger values are clamped to its maximum. ' +
+      'Unknown parameters are ignored and left out of the self link unless Prefer: handling=strict is sent. Time zone of dates without one: UTC.',
+    kind: 'instance',
+    software: { name: 'annuaire-fhir', version: softwareVersion },
+    implementation: { description: `Health directory FHIR search ${version}`, url: base },
+    fhirVersion: '4.0.1',
+    format: ['application/fhir+json', 'json'],
+    rest: [
+      {
+        mode: 'server',
+        documentation:
+          'Result parameters: _count, _total (none | estimate | accurate; by default exact when cheap, omitted when counting exceeds the time budget), _summary (true, text, data, count, false), _elements, _include, _revinclude, _format (JSON only), _pretty. POST [type]/_search and POST [type] with a form body are the same as GET.',
+        security: {
+          cors: true,
+          description: 'An API key in the SERVICE-API-KEY header is required on every interaction except metadata. Missing or invalid keys get 401; too many requests per key get 429 with Retry-After.',
+        },
+        resource: resources,
+        interaction: [],
+      },
+    ],
+  };
+}

@@ -1,0 +1,65 @@
+import type { BoundParam, ResourceType, Version } from '../registry/index.ts';
+
+/**
+ * A search as plain data: what the parser produces from a query string and the compiler turns into
+ * SQL. Conditions are ANDed; the values inside one condition are ORed.
+ */
+export interface TokenValue {
+  /** undefined: any system; null: no system (`|code`). */
+  system?: string | null;
+  /** undefined: any code (`system|`). */
+  code?: string;
+}
+
+export interface DateValue {
+  prefix: 'eq' | 'ne' | 'gt' | 'lt' | 'ge' | 'le' | 'sa' | 'eb' | 'ap';
+  low: number;
+  high: number;
+}
+
+export interface RefValue {
+  /** undefined: any type (a bare id on a parameter with no single target type). */
+  type?: string;
+  id: string;
+}
+
+export type Condition =
+  | { kind: 'token'; param: BoundParam; not: boolean; values: TokenValue[] }
+  | { kind: 'string'; param: BoundParam; mode: 'prefix' | 'exact' | 'contains'; values: string[] }
+  | { kind: 'date'; param: BoundParam; values: DateValue[] }
+  | { kind: 'reference'; param: BoundParam; values: RefValue[] }
+  | { kind: 'missing'; param: BoundParam; missing: boolean }
+  /** resources whose `param` reference points at a `targetType` resource matching `inner`. */
+  | { kind: 'chain'; param: BoundParam; targetType: ResourceType; inner: Condition }
+  /** resources referenced through `param` (on another type) by a resource matching `inner`. */
+  | { kind: 'has'; param: BoundParam; inner: Condition }
+  /** matches nothing (e.g. only references to another server). */
+  | { kind: 'none' };
+
+export interface IncludeSpec {
+  /** the reference parameter (its resourceType is the source type). */
+  param: BoundParam;
+  /** `Type:param:Target`: only targets of that type. */
+  targetType?: string;
+}
+
+export type TotalMode = 'none' | 'estimate' | 'accurate';
+export type SummaryMode = 'true' | 'text' | 'data' | 'count' | 'false';
+
+export interface SearchRequest {
+  version: Version;
+  type: ResourceType;
+  conditions: Condition[];
+  count: number;
+  total?: TotalMode;
+  summary?: SummaryMode;
+  elements?: string[];
+  include: IncludeSpec[];
+  revinclude: IncludeSpec[];
+  cursor?: string;
+  pretty: boolean;
+  /** the parameters applied, as received (the self link lists these and only these). */
+  applied: [string, string][];
+  /** clamps and other notes for an outcome entry of the Bundle. */
+  warnings: string[];
+}

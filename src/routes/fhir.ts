@@ -1,0 +1,130 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { searchBundle } from '../fhir/bundle.ts';
+import { capabilityStatement } from '../fhir/capability.ts';
+import { FhirError, notFound } from '../fhir/outcome.ts';
+import { parseSearch } from '../fhir/parse.ts';
+import { readResource } from '../fhir/read.ts';
+import { executeSearch } from '../store/search.ts';
+import { VERSION_TYPES, VERSIONS, type ResourceType, type Version } from '../registry/index.ts';
+import type { AppDeps } from '../app.ts';
+
+/**
+ * The FHIR endpoints: thin adapters from HTTP to parse → compile/execute → Bundle. Both versions
+ * and every type go through the same handlers.
+ */
+export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
+/** v1 is deprecated since v2 went live (28 April 2025), RFC 9745 structured date. */
+export const V1_DEPRECATION = `@${Date.UTC(2025, 3, 28) / 1000}`;
+
+export function rootUrl(deps: AppDeps, req: FastifyRequest): string {
+  return deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
+}
+
+const versionOf = (v: string): Version => {
+  if (!(VERSIONS as readonly string[]).includes(v)) throw notFound(`Unknown API version "${v}": this server serves /fhir/v1 and /fhir/v2`);
+  return v as Version;
+};
+
+function typeOf(version: Version, type: string): ResourceType {
+  if (!(VERSION_TYPES[version] as readonly string[]).includes(type)) {
+    throw notFound(`Unknown resource type "${type}" in ${version}: this endpoint serves ${VERSION_TYPES[version].join(', ')}`);
+  }
+  return type as ResourceType;
+}
+
+function checkAccept(req: FastifyRequest): void {
+  const accept = req.headers.accept;
+  if (!accept) return;
+  const ok = accept.split(',').some((a) => {
+    const t = a.split(';')[0].trim().toLowerCase();
+    return t === '*/*' || t === 'application/*' || t.includes('json');
+  });
+  if (!ok) throw new FhirError(406, 'not-supported', `Accept: ${accept} cannot be served: this server produces application/fhir+json only`);
+}
+
+function versionHeaders(reply: FastifyReply, version: Version, root: string, type?: string): void {
+  reply.header('content-type', FHIR_JSON);
+  if (version === 'v1') {
+    reply.header('deprecation', V1_DEPRECATION);
+    reply.header('link', `<${root}/fhir/v2/${type ?? 'metadata'}>; rel="successor-version"`);
+  }
+}
+
+/** Query string pairs in order, duplicates kept (never a framework's object-shaped req.query). */
+function queryPairs(req: FastifyRequest): [string, string][] {
+  const q = req.url.indexOf('?');
+  return q < 0 ? [] : [...new URLSearchParams(req.url.slice(q + 1))];
+}
+
+const isForm = (req: FastifyRequest) => (req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
+
+export async function fhirRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const search = async (req: FastifyRequest<{ Params: { version: string; type: string } }>, reply: FastifyReply, body: [string, string][]) => {
+    const version = versionOf(req.params.version);
+    const type = typeOf(version, req.params.type);
+    checkAccept(req);
+    const root = rootUrl(deps, req);
+    const pairs = [...queryPairs(req), ...body];
+    const parsed = parseSearch(pairs, {
+      version,
+      type,
+      registry: deps.registry,
+      strict: /handling\s*=\s*strict/i.test(String(req.headers.prefer ?? '')),
+      bases: [`${root}/fhir/v1`, `${root}/fhir/v2`],
+      now: Date.now(),
+      defaultCount: deps.config.defaultCount,
+      maxCount: deps.config.maxCount,
+      maxValuesPerParam: deps.config.maxValuesPerParam,
+      maxParams: deps.config.maxParams,
+    });
+    const result = await executeSearch(deps.search, parsed);
+    versionHeaders(reply, version, root, type);
+    return searchBundle({ base: `${root}/fhir/${version}`, req: parsed, ...result });
+  };
+
+  app.get<{ Params: { version: string } }>('/fhir/:version/metadata', async (req, reply) => {
+    const version = versionOf(req.params.version);
+    checkAccept(req);
+    const root = rootUrl(deps, req);
+    versionHeaders(reply, version, root);
+    return JSON.stringify(capabilityStatement(deps.registry, version, `${root}/fhir/${version}`, deps.softwareVersion, deps.startedAt));
+  });
+
+  app.get<{ Params: { version: string; type: string } }>('/fhir/:version/:type', (req, reply) => search(req, reply, []));
+
+  const postSearch = (req: FastifyRequest<{ Params: { version: string; type: string } }>, reply: FastifyReply) => {
+    versionOf(req.params.version);
+    if (req.body !== undefined && req.body !== null && !isForm(req)) {
+      throw new FhirError(415, 'not-supported', `Content-Type ${req.headers['content-type']} is not accepted here: a search body is application/x-www-form-urlencoded`);
+    }
+    const body = req.body instanceof URLSearchParams ? [...req.body] : [];
+    return search(req, reply, body);
+  };
+  app.post<{ Params: { version: string; type: string } }>('/fhir/:version/:type/_search', postSearch);
+  app.post<{ Params: { version: string; type: string } }>('/fhir/:version/:type', (req, reply) => {
+    const version = versionOf(req.params.version);
+    typeOf(version, req.params.type);
+    if (!isForm(req)) throw new FhirError(405, 'not-supported', 'This server is read-only: POST [type] is accepted only as a search with a form body');
+    return postSearch(req, reply);
+  });
+
+  app.get<{ Params: { version: string; type: string; id: string } }>('/fhir/:version/:type/:id', async (req, reply) => {
+    const version = versionOf(req.params.version);
+    const type = typeOf(version, req.params.type);
+    checkAccept(req);
+    const content = await readResource(deps.sql, type, req.params.id);
+    if (content === undefined) throw notFound(`Resource not found with id: ${type}/${req.params.id}`);
+    versionHeaders(reply, version, rootUrl(deps, req), type);
+    return content;
+  });
+
+  // Everything else under /fhir/ is a method this read-only server does not allow.
+  const notAllowed = async (req: FastifyRequest) => {
+    throw new FhirError(405, 'not-supported', `Method ${req.method} is not allowed on ${req.url.split('?')[0]}`);
+  };
+  const writes = ['PUT', 'DELETE', 'PATCH'] as const;
+  app.route({ method: [...writes, 'POST'], url: '/fhir/:version/metadata', handler: notAllowed });
+  app.route({ method: [...writes], url: '/fhir/:version/:type', handler: notAllowed });
+  app.route({ method: [...writes, 'GET'], url: '/fhir/:version/:type/_search', handler: notAllowed });
+  app.route({ method: [...writes, 'POST'], url: '/fhir/:version/:type/:id', handler: notAllowed });
+}

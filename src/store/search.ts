@@ -1,0 +1,136 @@
+import type { Sql } from '../db.ts';
+import { countQuery, pageQuery, type CompileContext, where } from '../fhir/compile.ts';
+import type { CursorCodec } from '../fhir/cursor.ts';
+import { FhirError } from '../fhir/outcome.ts';
+import type { Condition, IncludeSpec, SearchRequest } from '../fhir/search-request.ts';
+
+/** Executes a SearchRequest: the page, the total, the included resources. */
+export interface StoredRow {
+  rid: string;
+  type: string;
+  id: string;
+  /** the resource JSON as stored (spliced into the Bundle without re-serialising). */
+  content: string;
+}
+
+export interface SearchResult {
+  matches: StoredRow[];
+  includes: StoredRow[];
+  total?: number;
+  /** cursor of the next page, when there is one. */
+  next?: string;
+  warnings: string[];
+}
+
+export interface SearchDeps {
+  sql: Sql;
+  systems: SystemLookup;
+  cursors: CursorCodec;
+  includeCap: number;
+  totalBudgetMs: number;
+}
+
+/** Token system URIs → interned ids, cached (only hits: a system may appear with the next load). */
+export class SystemLookup {
+  private cache = new Map<string, number>();
+
+  async prepare(sql: Sql, req: SearchRequest): Promise<CompileContext> {
+    const uris = new Set<string>();
+    const walk = (c: Condition): void => {
+      if (c.kind === 'token') for (const v of c.values) if (typeof v.system === 'string') uris.add(v.system);
+      if (c.kind === 'chain' || c.kind === 'has') walk(c.inner);
+    };
+    req.conditions.forEach(walk);
+    const missing = [...uris].filter((u) => !this.cache.has(u));
+    if (missing.length) {
+      for (const r of await sql<{ id: number; uri: string }[]>`select id, uri from token_system where uri = any(${missing}::text[])`) {
+        this.cache.set(r.uri, r.id);
+      }
+    }
+    return { sql, systemId: (uri) => this.cache.get(uri) };
+  }
+}
+
+const isTimeout = (err: unknown) => (err as { code?: string })?.code === '57014';
+
+async function countWithin(ctx: CompileContext, req: SearchRequest, budgetMs: number | undefined): Promise<number | undefined> {
+  try {
+    if (budgetMs === undefined) return Number((await countQuery(ctx, req))[0].count);
+    if (budgetMs === 0) return undefined;
+    return await ctx.sql.begin(async (tx) => {
+      await tx.unsafe(`set local statement_timeout = ${Math.floor(budgetMs)}`);
+      return Number((await countQuery({ ...ctx, sql: tx as unknown as Sql }, req))[0].count);
+    });
+  } catch (err) {
+    if (isTimeout(err) && budgetMs !== undefined) return undefined;
+    throw err;
+  }
+}
+
+async function estimate(ctx: CompileContext, req: SearchRequest): Promise<number> {
+  const { sql } = ctx;
+  const [row] = await sql<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>`
+    explain (format json) select 1 from resource r where ${where(ctx, req)}`;
+  return Math.round(row['QUERY PLAN'][0].Plan['Plan Rows']);
+}
+
+async function fetchIncludes(sql: Sql, req: SearchRequest, matches: StoredRow[], cap: number): Promise<{ rows: StoredRow[]; capped: boolean }> {
+  if (matches.length === 0 || (req.include.length === 0 && req.revinclude.length === 0)) return { rows: [], capped: false };
+  const rids = matches.map((m) => m.rid);
+  const ids = matches.map((m) => m.id);
+  const out = new Map<string, StoredRow>();
+  const limit = cap + 1;
+  const forward = (spec: IncludeSpec) =>
+    spec.targetType ? sql`(x.param = ${spec.param.id} and x.target_type = ${spec.targetType})` : sql`x.param = ${spec.param.id}`;
+  if (req.include.length) {
+    const cond = req.include.map(forward).reduce((a, b) => sql`${a} or ${b}`);
+    const rows = await sql<StoredRow[]>`
+      select r.rid, r.type, r.id, r.content::text as content from resource r
+      where (r.type, r.id) in (select x.target_type, x.target_id from reference_idx x where x.rid = any(${rids}::bigint[]) and (${cond}))
+      order by r.rid limit ${limit}`;
+    for (const r of rows) out.set(r.rid, r);
+  }
+  if (req.revinclude.length && out.size <= cap) {
+    const params = [...new Set(req.revinclude.map((s) => s.param.id))];
+    const rows = await sql<StoredRow[]>`
+      select r.rid, r.type, r.id, r.content::text as content from resource r
+      where r.rid in (select x.rid from reference_idx x
+        where x.param = any(${params}::int[]) and x.target_type = ${req.type} and x.target_id = any(${ids}::text[]))
+      order by r.rid limit ${limit}`;
+    for (const r of rows) out.set(r.rid, r);
+  }
+  const matched = new Set(rids);
+  const rows = [...out.values()].filter((r) => !matched.has(r.rid));
+  return { rows: rows.slice(0, cap), capped: rows.length > cap };
+}
+
+export async function executeSearch(deps: SearchDeps, req: SearchRequest): Promise<SearchResult> {
+  const ctx = await deps.systems.prepare(deps.sql, req);
+  const warnings = [...req.warnings];
+  const state = req.cursor ? deps.cursors.decode(req, req.cursor) : undefined;
+  if (req.count === 0 || req.summary === 'count') {
+    return { matches: [], includes: [], total: await countWithin(ctx, req, undefined), warnings };
+  }
+  let page: StoredRow[];
+  try {
+    page = (await pageQuery(ctx, req, state?.after, req.count + 1)).map((r) => ({ ...r, type: req.type }));
+  } catch (err) {
+    if (isTimeout(err)) throw new FhirError(503, 'timeout', 'the search took too long and was cancelled; narrow it down with more selective parameters');
+    throw err;
+  }
+  const hasNext = page.length > req.count;
+  const matches = hasNext ? page.slice(0, req.count) : page;
+  let total: number | undefined = state?.total;
+  if (total === undefined && req.total !== 'none') {
+    if (!state && !hasNext) total = matches.length;
+    else if (req.total === 'accurate') total = await countWithin(ctx, req, undefined);
+    else if (req.total === 'estimate') total = await estimate(ctx, req);
+    else if (!state) total = await countWithin(ctx, req, deps.totalBudgetMs);
+  }
+  const inc = await fetchIncludes(deps.sql, req, matches, deps.includeCap);
+  if (inc.capped) warnings.push(`more than ${deps.includeCap} resources to include on this page: only the first ${deps.includeCap} are given`);
+  const next = hasNext
+    ? deps.cursors.encode(req, { after: matches[matches.length - 1].rid, total: req.total === 'estimate' ? undefined : total })
+    : undefined;
+  return { matches, includes: inc.rows, total, next, warnings };
+}

@@ -1,0 +1,44 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, makeDeps, type AppDeps } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { Database } from '../../src/db.ts';
+import { loadFiles, type LoadSummary } from '../../src/load/loader.ts';
+import { expandPaths } from '../../src/load/sources.ts';
+import { registry } from '../../src/registry/index.ts';
+import { testDatabase } from './db.ts';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const FIXTURES = path.join(ROOT, 'fixtures');
+export const SHARED_EXAMPLES = path.resolve(ROOT, '..', 'shared', 'ans-ig', 'examples');
+
+/** Loads files or folders with the real loader; rejects are collected, not thrown. */
+export async function load(db: Database, paths: string[], opts: Parameters<typeof loadFiles>[3] = {}): Promise<LoadSummary & { rejects: string[] }> {
+  const rejects: string[] = [];
+  const summary = await loadFiles(db.sql, registry, await expandPaths(paths), { ...opts, onReject: (w, r) => rejects.push(`${w}: ${r}`) });
+  return { ...summary, rejects };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  db: Database;
+  deps: AppDeps;
+}
+
+/**
+ * The real app on a real database, for app.inject. `env` adds configuration (as environment
+ * variables would); `paths` are loaded first.
+ */
+export async function testApp(
+  t: { teardown(fn: () => unknown): void },
+  opts: { env?: Record<string, string>; paths?: string[]; db?: Database } = {},
+): Promise<TestApp> {
+  const db = opts.db ?? (await testDatabase(t));
+  if (opts.paths?.length) await load(db, opts.paths);
+  const config = loadConfig({ PUBLIC_BASE_URL: 'http://fhir.test', CURSOR_SECRET: 'test-secret-0123456789', RATE_LIMIT: '0', ...opts.env });
+  const deps = makeDeps(config, db.sql, registry);
+  const app = await buildApp(deps);
+  t.teardown(() => app.close());
+  return { app, db, deps };
+}
