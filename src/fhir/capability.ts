@@ -22,7 +22,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
       documentation:
         prefix !== undefined
           ? `Resources updated at or after the given instant: ${name}=T means ${param.code}=${prefix}T. ${DATE_DOC}`
-          : `${param.description} ${typeDoc[param.type]}${param.parts ? ` Modifiers :${Object.keys(param.parts).join(', :')} search one part.` : ''}${param.codes ? ` Values: ${param.codes.join(', ')}.` : ''}`,
+          : `${param.description} ${typeDoc[param.type]}${param.parts ? ` Modifiers :${Object.keys(param.parts).join(', :')} search one part.` : ''}${param.boolean ? ' Values: true, false.' : ''}`,
     }));
     searchParam.push({
       name: '_has',

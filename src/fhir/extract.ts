@@ -111,6 +111,7 @@ export function extract(resource: Record<string, unknown>, params: readonly Boun
       for (const n of evaluate(root, path)) {
         switch (p.type) {
           case 'token':
+            if (p.boolean && typeof n.value !== 'boolean') throw new ExtractError(n.at, `must be a boolean, found ${kind(n.value)}`);
             tokens(n, (system, code) => {
               if (once(`${system}|${code}`)) rows.token.push({ param: p.id, system, code });
             });

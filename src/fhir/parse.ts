@@ -69,12 +69,12 @@ function parseToken(p: BoundParam, raw: string, name: string, ctx: ParseContext)
   if (parts.length > 2) throw badRequest(`parameter ${name}: "${raw}" has more than one unescaped "|"`, name);
   if (parts.length === 1) {
     const code = unescape(parts[0], name);
-    if (p.codes && !p.codes.includes(code)) {
-      throw badRequest(`parameter ${name}: "${code}" is not one of ${p.codes.join(', ')}`, name);
+    if (p.boolean && code !== 'true' && code !== 'false') {
+      throw badRequest(`parameter ${name}: "${code}" is not a boolean (true or false)`, name);
     }
     return { code };
   }
-  if (p.codes) throw badRequest(`parameter ${name}: "${raw}" — this parameter takes ${p.codes.join(' or ')} without a system`, name);
+  if (p.boolean) throw badRequest(`parameter ${name}: "${raw}" — a boolean takes true or false without a system`, name);
   const [sys, code] = parts.map((x) => unescape(x, name));
   if (sys === '' && code === '') throw badRequest(`parameter ${name}: "|" needs a system or a code`, name);
   const aliases = ctx.registry.systemAliases(ctx.version);

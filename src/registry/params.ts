@@ -40,7 +40,7 @@ export const PARAMS: SearchParamDef[] = [
     definition: `${HL7}/Resource-lastUpdated`,
   },
   {
-    code: 'active', type: 'token', base: [...MAIN], versions: V12, paths: [['active']], codes: ['true', 'false'],
+    code: 'active', type: 'token', base: [...MAIN], versions: V12, paths: [['active']], boolean: true,
     description: 'Whether the record is active: true or false.',
   },
   {

@@ -52,8 +52,8 @@ export interface SearchParamDef {
   column?: 'id';
   /** reference: the resource types a reference may point at. */
   target?: ResourceType[];
-  /** token: the only codes the parameter takes (a boolean: true, false); anything else is a 400. */
-  codes?: readonly string[];
+  /** token on a FHIR boolean: stored values must be JSON booleans, searched values true or false. */
+  boolean?: boolean;
   /** string: modifiers that select a sub-parameter (`name:family` → `family`). */
   parts?: Record<string, string>;
 }

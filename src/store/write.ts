@@ -35,11 +35,12 @@ export function addCounts(a: WriteCounts, b: WriteCounts): WriteCounts {
 /** Validates a resource and prepares everything the database step needs (pure, throws on bad input). */
 export function preparePut(registry: Registry, value: unknown, now = new Date()): WriteEntry {
   const { type, id, resource } = checkResource(value);
-  const rows = extract(resource, registry.forType(type));
   const hash = contentHash(resource);
   const meta = (resource.meta ?? {}) as Record<string, unknown>;
   const lastUpdated = typeof meta.lastUpdated === 'string' ? meta.lastUpdated : now.toISOString();
   const content = { ...resource, meta: { ...meta, versionId: '1', lastUpdated } };
+  // Extracted from what is stored (meta.lastUpdated included), exactly as a re-index would.
+  const rows = extract(content, registry.forType(type));
   return { op: 'put', type, id, lastUpdated, hash, content, rows };
 }
 

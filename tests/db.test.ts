@@ -1,0 +1,55 @@
+import t from 'tap';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { listMigrations, migrate, MigrationError, SQL_DIR } from '../src/db.ts';
+import { startEmbedded } from '../src/embedded.ts';
+import { testDatabase } from './helpers/db.ts';
+
+t.test('migrations: applied in order on an empty database, recorded, then a no-op', async (t) => {
+  const db = await testDatabase(t);
+  const files = await listMigrations(SQL_DIR);
+  const rows = await db.sql`select version, name from schema_migrations order by version`;
+  t.same(rows.map((r) => r.version), files.map((f) => f.version), 'every migration recorded');
+  t.equal(files[0].name, 'schema');
+  const tables = await db.sql`select tablename from pg_tables where schemaname = current_schema() order by 1`;
+  for (const name of ['resource', 'token_idx', 'string_idx', 'date_idx', 'reference_idx', 'token_system']) {
+    t.ok(tables.some((x) => x.tablename === name), `table ${name}`);
+  }
+  t.same((await migrate(db.sql)).applied, [], 'second run applies nothing');
+});
+
+t.test('a database newer than the code is refused with a clear message', async (t) => {
+  const db = await testDatabase(t);
+  await db.sql`insert into schema_migrations (version, name) values (999, 'from-the-future')`;
+  const err = await migrate(db.sql).catch((e: unknown) => e);
+  t.ok(err instanceof MigrationError, 'a MigrationError');
+  await t.rejects(migrate(db.sql), /schema is at version 999, newer than this code/);
+});
+
+t.test('a failing migration leaves nothing behind (one transaction)', async (t) => {
+  const db = await testDatabase(t);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'mig-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  for (const f of await listMigrations(SQL_DIR)) await writeFile(path.join(dir, path.basename(f.file)), '');
+  await writeFile(path.join(dir, '900_good.sql'), 'create table t900 (x int);');
+  await writeFile(path.join(dir, '901_bad.sql'), 'create table t901 (x int); select 1/0;');
+  await t.rejects(migrate(db.sql, dir));
+  t.equal((await db.sql`select count(*)::int as n from pg_tables where tablename in ('t900', 't901')`)[0].n, 0);
+  t.equal((await db.sql`select count(*)::int as n from schema_migrations where version >= 900`)[0].n, 0);
+});
+
+t.test('embedded: a second process on the same folder joins the running cluster', async (t) => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'emb-'));
+  await chmod(dir, 0o755); // the postgres user must reach it when the tests run as root
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const first = await startEmbedded({ dataDir: dir, persistent: true, profile: 'test' });
+  t.teardown(() => first.stop());
+  t.equal(first.owner, true);
+  const second = await startEmbedded({ dataDir: dir, persistent: true, profile: 'test' });
+  t.equal(second.owner, false, 'joined, did not start a second postmaster');
+  t.equal(second.url, first.url);
+  await second.stop(); // not the owner: leaves the cluster running
+  const again = await startEmbedded({ dataDir: dir, persistent: true, profile: 'test' });
+  t.equal(again.owner, false);
+});

@@ -1,0 +1,22 @@
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ENV_VARS } from '../src/config.ts';
+import { ROOT } from './helpers/app.ts';
+
+/** README and .env.example stay true: every variable the code reads is documented in both. */
+t.test('every configuration variable is in .env.example and the README', async (t) => {
+  const env = readFileSync(path.join(ROOT, '.env.example'), 'utf8');
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  for (const name of Object.keys(ENV_VARS)) {
+    t.match(env, new RegExp(`^# ${name}=`, 'm'), `.env.example: ${name}`);
+    t.match(readme, new RegExp(`\\b${name}\\b`), `README: ${name}`);
+  }
+  t.match(readme, /npm start/);
+  t.match(readme, /npm test/);
+});
+
+t.test('docs/search-parameters.md is generated from the registry and up to date', async (t) => {
+  const { parameterDocs } = await import('../src/cli/docs.ts');
+  t.equal(readFileSync(path.join(ROOT, 'docs', 'search-parameters.md'), 'utf8'), parameterDocs(), 'run npm run docs');
+});

@@ -1,0 +1,165 @@
+import t from 'tap';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
+import os from 'node:os';
+import path from 'node:path';
+import type { Database } from '../src/db.ts';
+import { FIXTURES, load } from './helpers/app.ts';
+import { testDatabase } from './helpers/db.ts';
+
+/** The loader on a real database: every input form, idempotence, rejects, --strict, bulk, reruns. */
+const dir = await mkdtemp(path.join(os.tmpdir(), 'loader-test-'));
+t.teardown(() => rm(dir, { recursive: true, force: true }));
+
+const pra = (id: string, family: string, extra: Record<string, unknown> = {}) => ({
+  resourceType: 'Practitioner', id, meta: { lastUpdated: '2024-05-06T07:08:09Z' }, active: true, name: [{ family, given: ['Anne'] }],
+  identifier: [{ system: 'https://rpps.esante.gouv.fr', value: `1${id.replace(/\D/g, '').padStart(10, '0')}` }], ...extra,
+});
+const write = async (name: string, content: string | Buffer) => {
+  const f = path.join(dir, name);
+  await mkdir(path.dirname(f), { recursive: true });
+  await writeFile(f, content);
+  return f;
+};
+const ndjson = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+
+/** A digest of everything the loader writes: resources (without the server's timestamps) and index rows. */
+async function snapshot(db: Database) {
+  const [r] = await db.sql`select count(*)::int as n, md5(string_agg(type || '/' || id || '/' || version_id || '/' || content::text, ',' order by type, id)) as h from resource`;
+  const idx: Record<string, unknown> = {};
+  for (const table of ['token_idx', 'string_idx', 'date_idx', 'reference_idx']) {
+    // rids and system ids are internal: compare what they stand for.
+    const [x] = await db.sql.unsafe(`select count(*)::int as n, md5(string_agg(j::text, ',' order by j::text)) as h from (
+      select to_jsonb(i) - 'rid' - 'sys' || jsonb_build_object('type', r.type, 'id', r.id, 'sys', ${table === 'token_idx' ? '(select uri from token_system s where s.id = i.sys)' : 'null'}) as j
+      from ${table} i join resource r using (rid)
+      ${table === 'date_idx' ? "where i.low < now() - interval '1 day'" : ''}) x`); // "now" differs between runs
+    idx[table] = x;
+  }
+  return { resource: r, ...idx };
+}
+
+t.test('every input form loads; a second run changes nothing', async (t) => {
+  const db = await testDatabase(t);
+  const files = [
+    await write('forms/one.json', JSON.stringify(pra('p1', 'Un'))),
+    await write('forms/collection.json', JSON.stringify({ resourceType: 'Bundle', type: 'collection', entry: [{ resource: pra('p2', 'Deux') }] })),
+    await write('forms/searchset.json', JSON.stringify({ resourceType: 'Bundle', type: 'searchset', entry: [{ resource: pra('p3', 'Trois'), search: { mode: 'match' } }] })),
+    await write('forms/batch.json', JSON.stringify({ resourceType: 'Bundle', type: 'batch', entry: [{ resource: pra('p4', 'Quatre'), request: { method: 'PUT', url: 'Practitioner/p4' } }] })),
+    await write('forms/lines.ndjson', ndjson([pra('p5', 'Cinq'), pra('p6', 'Six')])),
+    await write('forms/lines.ndjson.gz', gzipSync(ndjson([pra('p7', 'Sept')]))),
+    await write('forms/deep/nested/one.json.gz', gzipSync(JSON.stringify(pra('p8', 'Huit')))),
+    await write('forms/ignored.txt', 'not loaded'),
+  ];
+  t.equal(files.length, 8);
+  const first = await load(db, [path.join(dir, 'forms')]);
+  t.same(first.rejects, []);
+  t.equal(first.files, 7, 'directories are read recursively, only loadable extensions');
+  t.equal(first.inserted, 8);
+  const before = await snapshot(db);
+  const second = await load(db, [path.join(dir, 'forms')]);
+  t.match(second, { inserted: 0, updated: 0, unchanged: 8, indexRows: 0 });
+  t.same(await snapshot(db), before, 'identical database after the second run');
+});
+
+t.test('transaction bundles delete; the last entry for an id wins; versions and lastUpdated', async (t) => {
+  const db = await testDatabase(t);
+  await load(db, [await write('v/a.ndjson', ndjson([pra('v1', 'Avant'), pra('v2', 'Garde', { meta: undefined }), pra('v1', 'Apres', { meta: { lastUpdated: '2024-01-02T03:04:05.678+01:00' } })]))]);
+  let [row] = await db.sql`select version_id, content from resource where id = 'v1'`;
+  t.equal(row.version_id, 1, 'last entry wins within one input, one version');
+  t.equal(row.content.name[0].family, 'Apres');
+  t.equal(row.content.meta.lastUpdated, '2024-01-02T03:04:05.678+01:00', 'meta.lastUpdated from the input is kept');
+  t.equal(row.content.meta.versionId, '1');
+  const [noMeta] = await db.sql`select content, last_updated from resource where id = 'v2'`;
+  t.ok(Date.now() - new Date(noMeta.content.meta.lastUpdated).getTime() < 60000, 'lastUpdated set to now when absent');
+
+  // Same content with other meta.versionId/lastUpdated: a no-op.
+  await load(db, [await write('v/b.json', JSON.stringify(pra('v1', 'Apres', { meta: { versionId: '9', lastUpdated: '2025-01-01T00:00:00Z' } })))]);
+  [row] = await db.sql`select version_id, content from resource where id = 'v1'`;
+  t.equal(row.version_id, 1, 'no new version for equal content');
+  t.equal(row.content.meta.lastUpdated, '2024-01-02T03:04:05.678+01:00');
+
+  // A real change: versionId 2, index rows rewritten.
+  const changed = await load(db, [await write('v/c.json', JSON.stringify(pra('v1', 'Nouveau')))]);
+  t.equal(changed.updated, 1);
+  [row] = await db.sql`select version_id, content from resource where id = 'v1'`;
+  t.equal(row.version_id, 2);
+  t.equal(row.content.meta.versionId, '2');
+  const norms = await db.sql`select s.norm from string_idx s join resource r using (rid) where r.id = 'v1' order by norm`;
+  t.same(norms.map((n) => n.norm), ['anne', 'anne', 'nouveau', 'nouveau'], 'old index rows are gone (family + name, given + name)');
+
+  const tx = await load(db, [await write('v/tx.json', JSON.stringify({ resourceType: 'Bundle', type: 'transaction', entry: [{ request: { method: 'DELETE', url: 'Practitioner/v1' } }] }))]);
+  t.equal(tx.deleted, 1);
+  t.equal((await db.sql`select count(*)::int as n from resource where id = 'v1'`)[0].n, 0);
+  t.equal((await db.sql`select count(*)::int as n from token_idx t left join resource r using (rid) where r.rid is null`)[0].n, 0, 'no orphan index rows');
+});
+
+t.test('bad entries: one line each with file and line, the load goes on; --strict rejects the whole file', async (t) => {
+  const db = await testDatabase(t);
+  const bad = await write('bad/mixed.ndjson', [
+    JSON.stringify(pra('ok1', 'Bon')),
+    '{not json',
+    JSON.stringify({ id: 'x' }),
+    JSON.stringify({ resourceType: 'Patient', id: 'x' }),
+    JSON.stringify({ resourceType: 'Practitioner' }),
+    JSON.stringify({ resourceType: 'Practitioner', id: 'bad id!' }),
+    JSON.stringify({ resourceType: 'Practitioner', id: 'p-ident', identifier: { value: '1' } }),
+    JSON.stringify({ resourceType: 'Practitioner', id: 'p-fam', name: [{ family: 42 }] }),
+    JSON.stringify({ resourceType: 'Practitioner', id: 'p-meta', meta: { lastUpdated: 'yesterday' } }),
+    '',
+    JSON.stringify(pra('ok2', 'Bien')),
+  ].join('\n'));
+  const r = await load(db, [bad]);
+  t.equal(r.inserted, 2);
+  t.equal(r.rejected, 8);
+  t.match(r.rejects, [
+    /mixed\.ndjson:2: not JSON/,
+    /mixed\.ndjson:3: missing resourceType/,
+    /mixed\.ndjson:4: unknown resourceType "Patient"/,
+    /mixed\.ndjson:5: missing id/,
+    /mixed\.ndjson:6: invalid id "bad id!"/,
+    /mixed\.ndjson:7: identifier: must be an array, found an object/,
+    /mixed\.ndjson:8: name\[0\]\.family: must be a string, found a number/,
+    /mixed\.ndjson:9: meta\.lastUpdated is not a FHIR instant/,
+  ]);
+
+  const strictDb = await testDatabase(t);
+  const good = await write('strict/good.ndjson', ndjson([pra('s1', 'Un'), pra('s2', 'Deux')]));
+  const badBundle = await write('strict/z-bad.json', JSON.stringify({ resourceType: 'Bundle', type: 'collection', entry: [{ resource: pra('s3', 'Trois') }, { resource: { resourceType: 'Person', id: 'x' } }] }));
+  const s = await load(strictDb, [good, badBundle], { strict: true, batchSize: 1 });
+  t.equal(s.rejectedFiles, 1);
+  t.match(s.rejects, [/z-bad\.json#entry\[1\]: unknown resourceType "Person"/, /z-bad\.json: file rejected/]);
+  const ids = await strictDb.sql`select id from resource order by id`;
+  t.same(ids.map((i) => i.id), ['s1', 's2'], 'nothing of the rejected file was written, the good file was');
+});
+
+t.test('an interrupted run followed by a rerun converges to the state of one clean run', async (t) => {
+  const rows = Array.from({ length: 60 }, (_, i) => pra(`i${i}`, `Nom${i}`));
+  const full = await write('int/full.ndjson', ndjson(rows));
+  const clean = await testDatabase(t);
+  await load(clean, [full], { batchSize: 7 });
+  const interrupted = await testDatabase(t);
+  // The interrupted run wrote some batches (here: the first 25 lines, one of them changed since).
+  await load(interrupted, [await write('int/part.ndjson', ndjson([...rows.slice(0, 24), pra('i24', 'Autre')]))], { batchSize: 7 });
+  await load(interrupted, [full], { batchSize: 7 });
+  const a = await snapshot(clean);
+  const b = await snapshot(interrupted);
+  t.same({ ...b, resource: undefined }, { ...a, resource: undefined }, 'same index rows');
+  t.equal((b.resource as { n: number }).n, 60);
+});
+
+t.test('bulk load into an empty database gives the same rows as the incremental one, indexes rebuilt', async (t) => {
+  const files = [path.join(FIXTURES, 'ans-ig-examples'), path.join(FIXTURES, 'extraction')];
+  const incremental = await testDatabase(t);
+  await load(incremental, files);
+  const bulk = await testDatabase(t);
+  const dup = await write('bulk/dup.ndjson', ndjson([pra('b1', 'Premier'), pra('b1', 'Second')]));
+  const dup2 = await write('bulk/dup2.ndjson', ndjson([pra('b1', 'Troisieme')]));
+  await load(incremental, [dup, dup2]);
+  const r = await load(bulk, [...files, dup, dup2], { bulk: true });
+  t.same(r.rejects, []);
+  t.same({ ...(await snapshot(bulk)), resource: undefined }, { ...(await snapshot(incremental)), resource: undefined });
+  const idx = await bulk.sql`select indexname from pg_indexes where tablename = 'token_idx' order by 1`;
+  t.same(idx.map((i) => i.indexname), ['token_idx_code', 'token_idx_rid', 'token_idx_sys']);
+  t.equal((await bulk.sql`select count(*)::int as n from load_state`)[0].n, 0);
+  await t.rejects(load(bulk, [dup], { bulk: true }), /needs an empty database/);
+});

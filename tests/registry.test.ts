@@ -1,0 +1,158 @@
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { extract } from '../src/fhir/extract.ts';
+import { normalize, prefixUpperBound } from '../src/fhir/normalize.ts';
+import { buildRegistry, PARAMS, paramId, registry, type ResourceType } from '../src/registry/index.ts';
+import { FIXTURES } from './helpers/app.ts';
+
+/**
+ * Every registry entry extracts its expected values from a real example (fixtures/ans-ig-examples,
+ * copies of the IG's) or a fixture (fixtures/extraction). Expected values are read off the files by
+ * hand, not computed by the implementation.
+ */
+const ex = (f: string) => JSON.parse(readFileSync(path.join(FIXTURES, 'ans-ig-examples', f), 'utf8'));
+const shapes = JSON.parse(readFileSync(path.join(FIXTURES, 'extraction', 'shapes.json'), 'utf8')).entry.map((e: { resource: unknown }) => e.resource);
+const shape = (id: string) => shapes.find((r: { id: string }) => r.id === id);
+
+function values(type: ResourceType, code: string, resource: Record<string, unknown>): string[] {
+  const p = registry.byCode(type, code);
+  if (!p) throw new Error(`no ${type}.${code}`);
+  const rows = extract(resource, [p]);
+  return [
+    ...rows.token.map((r) => (r.system === null ? r.code : `${r.system}|${r.code}`)),
+    ...rows.string.map((r) => `${r.norm}/${r.exact}`),
+    ...rows.date.map((r) => `${new Date(r.low).toISOString()}..${new Date(r.high).toISOString()}`),
+    ...rows.reference.map((r) => `${r.targetType}/${r.targetId}`),
+  ].sort();
+}
+
+const PRA = ex('Practitioner-pdsm-practitioner-example.json');
+const ORG_API = ex('Organization-pdsm-org-example.json');
+const ROLE = ex('PractitionerRole-pdsm-practitionerrole-example.json');
+const ORG_EG = ex('Organization-158480DP.json');
+const ORG_CAB = ex('Organization-548812DP.json');
+const ORG_NANCY = ex('Organization-example-organization-nancy.json');
+const ORG_FICTIVE = ex('Organization-example-organization-fictive.json');
+const R60 = 'https://mos.esante.gouv.fr/NOS/TRE_R60-AutoriteEnregistrement/FHIR/TRE-R60-AutoriteEnregistrement';
+const V20203 = 'https://hl7.fr/ig/fhir/core/CodeSystem/fr-core-cs-v2-0203';
+
+const cases: [ResourceType, string, Record<string, unknown>, string[]][] = [
+  ['Practitioner', '_lastUpdated', PRA, ['2025-04-28T16:19:26.335Z..2025-04-28T16:19:26.336Z']],
+  ['Practitioner', 'active', PRA, ['true']],
+  ['Practitioner', 'identifier', PRA, ['https://rpps.esante.gouv.fr|10101201234', 'urn:oid:1.2.250.1.71.4.2.1|810101201234']],
+  ['Practitioner', 'identifier-type', PRA, [`${V20203}|IDNPS`, `${V20203}|RPPS`]],
+  ['Practitioner', 'family', PRA, ['leclerc/Leclerc']],
+  ['Practitioner', 'given', PRA, ['sophie/Sophie']],
+  ['Practitioner', 'name', PRA, ['dr/DR', 'leclerc sophie/Leclerc Sophie', 'leclerc/Leclerc', 'mme/MME', 'sophie/Sophie']],
+  ['Practitioner', 'mailbox-mss', PRA, ['sophie leclerc mssante fr/sophie.leclerc@mssante.fr']],
+  ['Practitioner', 'number-smartcard', PRA, ['3100345668/3100345668']],
+  ['Practitioner', 'type-smartcard', PRA, ['https://mos.esante.gouv.fr/NOS/TRE_R87-TypeCarte/FHIR/TRE-R87-TypeCarte|CPS']],
+  ['Practitioner', 'qualification-code', PRA, [
+    'https://mos.esante.gouv.fr/NOS/TRE_G15-ProfessionSante/FHIR/TRE-G15-ProfessionSante|70',
+    'https://mos.esante.gouv.fr/NOS/TRE_R09-CategorieProfessionnelle/FHIR/TRE-R09-CategorieProfessionnelle|C',
+    'https://mos.esante.gouv.fr/NOS/TRE_R14-TypeDiplome/FHIR/TRE-R14-TypeDiplome|DE',
+    'https://mos.esante.gouv.fr/NOS/TRE_R48-DiplomeEtatFrancais/FHIR/TRE-R48-DiplomeEtatFrancais|DE11',
+  ]],
+  ['Practitioner', 'data-information-system', PRA, []],
+  ['Organization', 'data-information-system', ORG_API, ['CG']],
+  ['Organization', 'data-information-system', shape('xt-org-parent'), ['FINESS']],
+  ['Organization', 'data-registration-authority', shape('xt-org-parent'), [`${R60}|ARS-11`]],
+  ['Practitioner', 'data-registration-authority', shape('xt-pra'), [`${R60}|CNOM`]],
+  ['Practitioner', 'data-information-system', shape('xt-pra'), ['RPPS']],
+  ['PractitionerRole', 'data-information-system', shape('xt-role-contained'), ['MSS']],
+  ['PractitionerRole', 'data-registration-authority', shape('xt-role-contained'), [`${R60}|ONI`]],
+  ['Organization', 'identifier', ORG_EG, ['https://finess.esante.gouv.fr|754567860', 'https://rppsrang.esante.gouv.fr|F754567860', 'urn:oid:1.2.250.1.71.4.2.2|1754567860']],
+  ['Organization', 'identifier-type', ORG_EG, [`${V20203}|FINEG`, `${V20203}|IDNST`, `${V20203}|RPPSRG`]],
+  ['Organization', 'type', ORG_EG, [
+    'https://hl7.fr/ig/fhir/core/CodeSystem/fr-core-cs-v2-3307|GEOGRAPHICAL-ENTITY',
+    'https://mos.esante.gouv.fr/NOS/TRE_R02-SecteurActivite/FHIR/TRE-R02-SecteurActivite|SA01',
+  ]],
+  ['Organization', 'name', ORG_CAB, ['cabinet de groupe/CABINET DE GROUPE', 'cabinet saint antoine/CABINET SAINT ANTOINE']],
+  ['Organization', 'name', shape('xt-org-parent'), ["pharmacie de l oeuvre/Pharmacie de l'Œuvre"]],
+  ['Organization', 'address-city', ORG_EG, ['paris/PARIS']],
+  ['Organization', 'address-postalcode', ORG_EG, ['75014/75014']],
+  ['Organization', 'address', ORG_FICTIVE, ['18/18', '18000/18000', 'bourges/BOURGES', 'r de la liberte 18000 bourges/R DE LA LIBERTE, 18000 BOURGES']],
+  ['Organization', 'address-line', ORG_FICTIVE, ['r de la liberte 18000 bourges/R DE LA LIBERTE, 18000 BOURGES']],
+  ['Organization', 'address-line', ORG_EG, []],
+  ['Organization', 'address-country', shape('xt-org-parent'), ['fra/FRA']],
+  ['Organization', 'address-state', shape('xt-org-parent'), ['auvergne rhone alpes/Auvergne-Rhône-Alpes']],
+  ['Organization', 'address-use', shape('xt-org-parent'), ['work']],
+  ['Organization', 'mailbox-mss', ORG_NANCY, ['exemple address address mssante fr/exemple.address@address.mssante.fr']],
+  ['Organization', 'pharmacy-licence', shape('xt-org-parent'), ['75 000123/75#000123']],
+  ['Organization', 'partof', shape('xt-org-child'), ['Organization/xt-org-parent']],
+  ['Organization', 'endpoint', shape('xt-org-parent'), ['Endpoint/ep-1']],
+  ['Organization', 'active', ORG_EG, ['true']],
+  ['PractitionerRole', 'identifier', ROLE, ['https://rpps.esante.gouv.fr|1011848351']],
+  ['PractitionerRole', 'active', ROLE, ['true']],
+  ['PractitionerRole', 'practitioner', ROLE, ['Practitioner/practitioner-example']],
+  ['PractitionerRole', 'organization', ROLE, ['Organization/org-example']],
+  ['PractitionerRole', 'practitioner', shape('xt-role-contained'), []],
+  ['PractitionerRole', 'organization', shape('xt-role-contained'), ['Organization/xt-org-child']],
+  ['PractitionerRole', 'role', ROLE, [
+    'https://mos.esante.gouv.fr/NOS/TRE_R21-Fonction/FHIR/TRE-R21-Fonction|FON-05',
+    'https://mos.esante.gouv.fr/NOS/TRE_R22-GenreActivite/FHIR/TRE-R22-GenreActivite|GENR01',
+    'https://mos.esante.gouv.fr/NOS/TRE_R23-ModeExercice/FHIR/TRE-R23-ModeExercice|L',
+  ]],
+  ['PractitionerRole', 'mailbox-mss', ROLE, []],
+  ['PractitionerRole', '_lastUpdated', ROLE, ['2025-04-28T16:19:34.908Z..2025-04-28T16:19:34.909Z']],
+  ['Organization', '_lastUpdated', ORG_EG, ['2019-09-01T00:00:00.000Z..2019-09-01T00:00:00.001Z']],
+  ['Device', 'organization', shape('xt-device'), ['Organization/xt-org-parent']],
+  ['HealthcareService', 'organization', shape('xt-service'), ['Organization/xt-org-parent']],
+];
+
+t.test('every registry entry extracts its values from a real example or fixture', async (t) => {
+  const covered = new Set<string>();
+  for (const [type, code, resource, expected] of cases) {
+    t.same(values(type, code, resource), [...expected].sort(), `${type}.${code} of ${resource.id}`);
+    covered.add(`${type}.${code}`);
+  }
+  const missing = registry.all.filter((p) => !p.column && !covered.has(`${p.resourceType}.${p.code}`)).map((p) => `${p.resourceType}.${p.code}`);
+  t.same(missing, [], 'no registry entry without an extraction case');
+});
+
+t.test('_id is served by the resource id column, not an index table', async (t) => {
+  t.equal(registry.byCode('Practitioner', '_id')?.column, 'id');
+  t.same(extract(PRA, [registry.byCode('Practitioner', '_id')!]).token, []);
+});
+
+t.test('parameter identity is a stable hash of type and code', async (t) => {
+  t.equal(paramId('Practitioner', 'identifier'), -2026893178, 'pinned: stored rows depend on it');
+  const shuffled = buildRegistry([...PARAMS].reverse().concat({ code: 'new-one', type: 'string', base: ['Practitioner'], versions: ['v2'], description: 'x', paths: [['x']] }));
+  for (const p of registry.all) t.equal(shuffled.byCode(p.resourceType, p.code)?.id, p.id, `${p.resourceType}.${p.code}`);
+  t.throws(() => buildRegistry([...PARAMS, { ...PARAMS[0] }]), /collides/);
+});
+
+t.test('names per version: v1 aliases, v2 canonical codes', async (t) => {
+  t.equal(registry.lookup('v1', 'Organization', 'as-sp-data-information-system')?.param.code, 'data-information-system');
+  t.equal(registry.lookup('v1', 'Organization', 'data-information-system'), undefined);
+  t.equal(registry.lookup('v2', 'Organization', 'as-sp-data-information-system'), undefined);
+  t.equal(registry.lookup('v1', 'Organization', '_since')?.prefix, 'ge');
+  t.ok(registry.lookup('v1', 'Organization', 'address-use'));
+  t.equal(registry.lookup('v2', 'Organization', 'address-use'), undefined);
+  t.ok(registry.lookup('v2', 'Organization', 'address-line'));
+  t.equal(registry.lookup('v2', 'Device', 'organization'), undefined, 'Device is include-only');
+});
+
+t.test('a wrong JSON type where the registry reads is an error naming the element', async (t) => {
+  const bad = (r: Record<string, unknown>, re: RegExp) => t.throws(() => extract(r, registry.forType('Practitioner')), re);
+  bad({ ...PRA, identifier: 'x' }, /^identifier: must be an array/);
+  bad({ ...PRA, identifier: ['x'] }, /^identifier\[0\]: must be/);
+  bad({ ...PRA, name: [{ family: ['a'] }] }, /^name\[0\]\.family: must be a single value/);
+  bad({ ...PRA, name: [{ given: 'a' }] }, /^name\[0\]\.given: must be an array/);
+  bad({ ...PRA, active: 'yes' }, /^active: must be a boolean/);
+  t.throws(() => extract({ resourceType: 'PractitionerRole', id: 'x', practitioner: 'Practitioner/1' }, registry.forType('PractitionerRole')), /practitioner: must be a Reference object/);
+});
+
+t.test('normalisation: case, diacritics, unaccent letters, punctuation, whitespace', async (t) => {
+  const v: [string, string][] = [
+    ['Hélène', 'helene'], ['LEFÈVRE', 'lefevre'], ['Müller', 'muller'], ['Carreño Quiñones', 'carreno quinones'],
+    ['Œuvre', 'oeuvre'], ['Æsop', 'aesop'], ['Søren', 'soren'], ['Łukasz', 'lukasz'], ['Straße', 'strasse'], ['Đorđe', 'dorde'],
+    ["l'Église", 'l eglise'], ['Saint-Martin', 'saint martin'], ['  Da   Silva ', 'da silva'], ["N'Diaye", 'n diaye'],
+    ['sophie.leclerc@mssante.fr', 'sophie leclerc mssante fr'], ['86.23Z', '86 23z'], ['', ''],
+  ];
+  for (const [a, b] of v) t.equal(normalize(a), b, a);
+  t.equal(prefixUpperBound('mar'), 'mas');
+  t.equal(prefixUpperBound('a\u{10FFFF}'), 'b');
+  t.ok('martin' >= 'mar' && 'martin' < prefixUpperBound('mar')!);
+});
