@@ -234,7 +234,8 @@ function parseIncludes(name: string, values: string[], ctx: ParseContext, rev: b
       // `*`: every reference of the type; on Organization, as the seed lists it, also the
       // PractitionerRole, Device and HealthcareService resources that reference it.
       if (!rev) for (const p of refs(ctx.type)) if (p.target?.length) req.include.push({ param: p });
-      if (rev || ctx.type === 'Organization') for (const p of referrers()) req.revinclude.push({ param: p });
+      if (rev) for (const p of referrers()) req.revinclude.push({ param: p });
+      else if (ctx.type === 'Organization') for (const p of referrers()) if (p.resourceType !== ctx.type) req.revinclude.push({ param: p });
       continue;
     }
     const [src, code, target, ...more] = v.split(':');
