@@ -25,9 +25,19 @@ export class ExtractError extends Error {
   }
 }
 
-interface Node {
-  value: unknown;
-  at: string;
+/** A value and where it sits; the element path is only spelled out for an error message. */
+class Node {
+  constructor(
+    readonly value: unknown,
+    private readonly parent?: Node,
+    private readonly key?: string | number,
+  ) {}
+
+  get at(): string {
+    if (!this.parent) return '';
+    const up = this.parent.at;
+    return typeof this.key === 'number' ? `${up}[${this.key}]` : up ? `${up}.${this.key}` : String(this.key);
+  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -38,26 +48,27 @@ function field(nodes: Node[], name: string, many: boolean): Node[] {
   for (const n of nodes) {
     if (!isObject(n.value)) throw new ExtractError(n.at, `must be an object, found ${kind(n.value)}`);
     const v = n.value[name];
-    const at = n.at ? `${n.at}.${name}` : name;
     if (v === undefined || v === null) continue;
     if (many) {
-      if (!Array.isArray(v)) throw new ExtractError(at, `must be an array, found ${kind(v)}`);
-      v.forEach((item, i) => item !== null && out.push({ value: item, at: `${at}[${i}]` }));
+      if (!Array.isArray(v)) throw new ExtractError(new Node(v, n, name).at, `must be an array, found ${kind(v)}`);
+      const holder = new Node(v, n, name);
+      for (let i = 0; i < v.length; i++) if (v[i] !== null) out.push(new Node(v[i], holder, i));
     } else {
-      if (Array.isArray(v)) throw new ExtractError(at, 'must be a single value, found an array');
-      out.push({ value: v, at });
+      if (Array.isArray(v)) throw new ExtractError(new Node(v, n, name).at, 'must be a single value, found an array');
+      out.push(new Node(v, n, name));
     }
   }
   return out;
 }
 
 function step(nodes: Node[], s: Step): Node[] {
+  if (nodes.length === 0) return nodes;
   if (typeof s === 'string') {
     if (s === 'value[x]') {
       return nodes.flatMap((n) => {
         if (!isObject(n.value)) throw new ExtractError(n.at, `must be an object, found ${kind(n.value)}`);
         const key = Object.keys(n.value).find((k) => k.startsWith('value'));
-        return key ? [{ value: n.value[key], at: `${n.at}.${key}` }] : [];
+        return key ? [new Node(n.value[key], n, key)] : [];
       });
     }
     return s.endsWith('[]') ? field(nodes, s.slice(0, -2), true) : field(nodes, s, false);
@@ -102,7 +113,7 @@ function tokens(n: Node, out: (system: string | null, code: string) => void): vo
 
 export function extract(resource: Record<string, unknown>, params: readonly BoundParam[]): IndexRows {
   const rows: IndexRows = { token: [], string: [], date: [], reference: [] };
-  const root: Node[] = [{ value: resource, at: '' }];
+  const root: Node[] = [new Node(resource)];
   for (const p of params) {
     if (p.column) continue;
     const seen = new Set<string>();

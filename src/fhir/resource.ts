@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { RESOURCE_TYPES, type ResourceType } from '../registry/index.ts';
 import { isInstant } from './date.ts';
 import { ID_RE } from './reference.ts';
@@ -24,30 +23,4 @@ export function checkResource(value: unknown): { type: ResourceType; id: string;
     throw new InvalidResource(`meta.lastUpdated is not a FHIR instant: ${JSON.stringify(meta.lastUpdated)}`);
   }
   return { type: rt as ResourceType, id, resource: value };
-}
-
-function stable(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stable).join(',')}]`;
-  if (isObject(v)) {
-    return `{${Object.keys(v)
-      .filter((k) => v[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stable(v[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
-
-/**
- * Digest of the content that counts for change detection: everything but meta.versionId and
- * meta.lastUpdated, with object keys sorted (JSONB reorders keys, the input may too).
- */
-export function contentHash(resource: Record<string, unknown>): string {
-  const meta = isObject(resource.meta) ? { ...resource.meta } : undefined;
-  if (meta) {
-    delete meta.versionId;
-    delete meta.lastUpdated;
-  }
-  const copy = { ...resource, meta: meta && Object.keys(meta).length > 0 ? meta : undefined };
-  return createHash('sha1').update(stable(copy)).digest('hex');
 }
