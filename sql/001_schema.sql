@@ -3,8 +3,11 @@
 -- Every index row carries `rid`, the compact internal key of its resource, and `param`, a stable
 -- 32-bit identity of the search parameter (a hash of "<ResourceType>.<code>", see src/registry).
 -- The resource key comes last in the search indexes so that a lookup is index-only and yields rids
--- in order (keyset paging merges on rid); a second index per table starts with rid for per-candidate
--- checks and for deleting the rows of a rewritten resource.
+-- in order (keyset paging merges on rid). A second index per table is (param, rid, value…): it
+-- answers "does this resource have that value" per candidate, lets the planner walk one parameter's
+-- rows in key order (a broad value fills a page after a few probes), serves the page's includes,
+-- and finds the rows to delete when a resource is rewritten (by param and rid: the registry knows
+-- the parameters of each type).
 
 create extension if not exists pg_trgm;
 
@@ -34,7 +37,7 @@ create table token_idx (
 );
 create index token_idx_code on token_idx (param, code, rid) include (sys);
 create index token_idx_sys on token_idx (param, sys, rid);
-create index token_idx_rid on token_idx (rid, param, code);
+create index token_idx_rid on token_idx (param, rid, code);
 alter table token_idx alter column code set statistics 1000;
 create statistics token_idx_param_code (dependencies, mcv) on param, code from token_idx;
 
@@ -46,8 +49,9 @@ create table string_idx (
 );
 create index string_idx_norm on string_idx (param, norm, rid);
 create index string_idx_trgm on string_idx using gin (norm gin_trgm_ops);
-create index string_idx_rid on string_idx (rid, param, norm);
+create index string_idx_rid on string_idx (param, rid, norm);
 alter table string_idx alter column norm set statistics 1000;
+create statistics string_idx_param_norm (mcv) on param, norm from string_idx;
 
 create table date_idx (
   rid   bigint      not null,
@@ -57,7 +61,7 @@ create table date_idx (
 );
 create index date_idx_low on date_idx (param, low, rid);
 create index date_idx_high on date_idx (param, high, rid);
-create index date_idx_rid on date_idx (rid, param, low, high);
+create index date_idx_rid on date_idx (param, rid, low, high);
 
 create table reference_idx (
   rid         bigint  not null,
@@ -66,7 +70,7 @@ create table reference_idx (
   target_id   text    not null
 );
 create index reference_idx_target on reference_idx (param, target_type, target_id, rid);
-create index reference_idx_rid on reference_idx (rid, param, target_type, target_id);
+create index reference_idx_rid on reference_idx (param, rid, target_type, target_id);
 create statistics reference_idx_param_target (dependencies) on param, target_type from reference_idx;
 
 -- Index definitions dropped by a bulk load (src/load/bulk.ts), recreated when it finishes; rows left

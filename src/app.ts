@@ -1,11 +1,13 @@
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { KeyStore } from './auth/keys.ts';
 import type { Config } from './config.ts';
 import type { Sql } from './db.ts';
 import { CursorCodec } from './fhir/cursor.ts';
 import { FhirError, outcome, type IssueType } from './fhir/outcome.ts';
 import type { Registry } from './registry/index.ts';
 import { fhirRoutes, FHIR_JSON } from './routes/fhir.ts';
+import { clientErrorHandler, frameworkErrors, security } from './routes/security.ts';
 import { SystemLookup, type SearchDeps } from './store/search.ts';
 
 /**
@@ -17,6 +19,8 @@ export interface AppDeps {
   sql: Sql;
   registry: Registry;
   search: SearchDeps;
+  /** API keys: verification with a short-lived in-memory copy (src/auth/keys.ts). */
+  keys: KeyStore;
   softwareVersion: string;
   startedAt: string;
 }
@@ -26,6 +30,7 @@ export function makeDeps(config: Config, sql: Sql, registry: Registry, softwareV
     config,
     sql,
     registry,
+    keys: new KeyStore(sql),
     softwareVersion,
     startedAt: new Date().toISOString().slice(0, 10),
     search: {
@@ -49,12 +54,16 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
     trustProxy: true,
     bodyLimit: deps.config.maxBodyBytes,
     routerOptions: { maxParamLength: 200 },
+    clientErrorHandler: clientErrorHandler(deps.config),
+    frameworkErrors: frameworkErrors(),
     ...opts,
   });
 
   // Form bodies keep their order and repeated names (URLSearchParams, not an object).
   await app.register(formbody, { bodyLimit: deps.config.maxBodyBytes, parser: (s: string) => new URLSearchParams(s) as never });
   app.addContentTypeParser(['application/fhir+json', 'application/json'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  // API keys, rate limits, URL length, security headers: root-level hooks (src/routes/security.ts).
+  await security(app, deps);
 
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
     if (err instanceof FhirError) {

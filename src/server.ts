@@ -3,6 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { buildApp, makeDeps } from './app.ts';
+import { ensureDevKey } from './auth/dev-key.ts';
+import { LOG_REDACT } from './auth/redact.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db.ts';
 import { finishInterruptedBulk } from './load/bulk.ts';
@@ -25,7 +27,7 @@ async function main(): Promise<void> {
   }
   const log = pino({
     level: config.logLevel,
-    redact: { paths: ['req.headers["service-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+    redact: LOG_REDACT,
   });
   log.info(config.databaseUrl ? 'connecting to DATABASE_URL' : `starting the embedded PostgreSQL in ${path.resolve(config.dataDir)}`);
   const db = await openDatabase({
@@ -49,6 +51,15 @@ async function main(): Promise<void> {
     }
   }
 
+  // The embedded default without API_KEYS: one development key, kept in DATA_DIR/dev-api-key and
+  // shown here at every start (docs/security.md). It goes to stdout, never through the logger.
+  let devKey: string | undefined;
+  if (db.embedded && config.apiKeys.length === 0) {
+    const dev = await ensureDevKey(db.sql, config.dataDir);
+    devKey = dev.key;
+    log.info(`${dev.created ? 'created a new' : 'using the'} development API key kept in ${dev.file}`);
+  }
+
   const deps = makeDeps(config, db.sql, registry);
   const app = await buildApp(deps, { loggerInstance: log });
   let closing = false;
@@ -70,6 +81,12 @@ async function main(): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   const where = config.publicBaseUrl ?? `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
   log.info(`FHIR server ready: ${where}/fhir/v2 (deprecated v1: ${where}/fhir/v1), database ${db.embedded ? 'embedded' : 'DATABASE_URL'}`);
+  if (devKey) {
+    process.stdout.write(
+      `\nDevelopment API key (send it in the SERVICE-API-KEY header; also in ${path.join(config.dataDir, 'dev-api-key')}):\n` +
+        `  ${devKey}\n  e.g. curl -H 'SERVICE-API-KEY: ${devKey}' ${where}/fhir/v2/Practitioner\n\n`,
+    );
+  }
 }
 
 main().catch((err) => {

@@ -85,33 +85,27 @@ const TABLE: Record<string, { table: string; alias: string }> = {
   reference: { table: 'reference_idx', alias: 'x' },
 };
 
-/** A condition on the resource row aliased `alias` (one of ALIASES). */
-export function condition(ctx: CompileContext, c: Condition, type: string, alias: string, depth = 0): Fragment {
+type Positive = Extract<Condition, { kind: 'token' | 'string' | 'date' | 'reference' | 'chain' | 'has' }>;
+const isPositive = (c: Condition): c is Positive =>
+  ['string', 'date', 'reference', 'chain', 'has'].includes(c.kind) || (c.kind === 'token' && !c.not);
+
+/** The rids of the `type` resources a positive condition selects (a rid may repeat). */
+function ridSet(ctx: CompileContext, c: Positive, type: string, depth: number): Fragment {
   const { sql } = ctx;
-  const a = sql(alias);
   const next = ALIASES[depth + 1];
   if (!next) throw new Error('search nesting too deep');
   switch (c.kind) {
-    case 'none':
-      return sql`false`;
-    case 'token': {
-      if (c.param.column === 'id') {
-        const ids = c.values.map((v) => v.code!);
-        return c.not ? sql`${a}.id <> all(${ids}::text[])` : sql`${a}.id = any(${ids}::text[])`;
-      }
-      const match = tokenValues(ctx, c.values);
-      return c.not
-        ? sql`not exists (select 1 from token_idx t where t.rid = ${a}.rid and t.param = ${c.param.id} and ${match})`
-        : sql`${a}.rid in (select t.rid from token_idx t where t.param = ${c.param.id} and ${match})`;
-    }
+    case 'token':
+      if (c.param.column === 'id') return sql`select i.rid from resource i where i.type = ${type} and i.id = any(${c.values.map((v) => v.code!)}::text[])`;
+      return sql`select t.rid from token_idx t where t.param = ${c.param.id} and ${tokenValues(ctx, c.values)}`;
     case 'string': {
       const match = stringValues(ctx, c.mode, c.values);
       return match
-        ? sql`${a}.rid in (select s.rid from string_idx s where s.param = ${c.param.id} and ${match})`
-        : sql`${a}.rid in (select s.rid from string_idx s where s.param = ${c.param.id})`;
+        ? sql`select s.rid from string_idx s where s.param = ${c.param.id} and ${match}`
+        : sql`select s.rid from string_idx s where s.param = ${c.param.id}`;
     }
     case 'date':
-      return sql`${a}.rid in (select d.rid from date_idx d where d.param = ${c.param.id} and ${join(sql, c.values.map((v) => dateValue(ctx, v)), 'or')})`;
+      return sql`select d.rid from date_idx d where d.param = ${c.param.id} and (${join(sql, c.values.map((v) => dateValue(ctx, v)), 'or')})`;
     case 'reference': {
       const typed = c.values.filter((v) => v.type !== undefined);
       const untyped = c.values.filter((v) => v.type === undefined).map((v) => v.id);
@@ -121,44 +115,80 @@ export function condition(ctx: CompileContext, c: Condition, type: string, alias
         parts.push(ids.length === 1 ? sql`(x.target_type = ${t} and x.target_id = ${ids[0]})` : sql`(x.target_type = ${t} and x.target_id = any(${ids}::text[]))`);
       }
       if (untyped.length) parts.push(sql`x.target_id = any(${untyped}::text[])`);
-      return sql`${a}.rid in (select x.rid from reference_idx x where x.param = ${c.param.id} and (${join(sql, parts, 'or')}))`;
-    }
-    case 'missing': {
-      if (c.param.column === 'id') return c.missing ? sql`false` : sql`true`;
-      const { table, alias: ta } = TABLE[c.param.type];
-      const sub = sql`select 1 from ${sql(table)} ${sql(ta)} where ${sql(ta)}.rid = ${a}.rid and ${sql(ta)}.param = ${c.param.id}`;
-      return c.missing ? sql`not exists (${sub})` : sql`exists (${sub})`;
+      return sql`select x.rid from reference_idx x where x.param = ${c.param.id} and (${join(sql, parts, 'or')})`;
     }
     case 'chain': {
       const n = sql(next);
-      return sql`${a}.rid in (
-        select x.rid from reference_idx x join resource ${n} on ${n}.type = x.target_type and ${n}.id = x.target_id
-        where x.param = ${c.param.id} and x.target_type = ${c.targetType} and ${condition(ctx, c.inner, c.targetType, next, depth + 1)})`;
+      return sql`select x.rid from reference_idx x join resource ${n} on ${n}.type = x.target_type and ${n}.id = x.target_id
+        where x.param = ${c.param.id} and x.target_type = ${c.targetType} and ${condition(ctx, c.inner, c.targetType, next, depth + 1)}`;
     }
     case 'has': {
+      // The referring resource is the reference row's own rid: no join with its resource row.
       const n = sql(next);
-      return sql`${a}.id in (
-        select x.target_id from reference_idx x join resource ${n} on ${n}.rid = x.rid
-        where x.param = ${c.param.id} and x.target_type = ${type} and ${condition(ctx, c.inner, c.param.resourceType, next, depth + 1)})`;
+      return sql`select h.rid from resource h where h.type = ${type} and h.id in (
+        select ${n}.target_id from reference_idx ${n}
+        where ${n}.param = ${c.param.id} and ${n}.target_type = ${type} and ${condition(ctx, c.inner, c.param.resourceType, next, depth + 1)})`;
     }
   }
 }
 
-export function where(ctx: CompileContext, req: SearchRequest): Fragment {
+/** A condition on the rid of the row aliased `alias` (one of ALIASES). */
+export function condition(ctx: CompileContext, c: Condition, type: string, alias: string, depth = 0): Fragment {
   const { sql } = ctx;
-  return join(sql, [sql`r.type = ${req.type}`, ...req.conditions.map((c) => condition(ctx, c, req.type, 'r'))], 'and');
+  const a = sql(alias);
+  if (isPositive(c)) return sql`${a}.rid in (${ridSet(ctx, c, type, depth)})`;
+  if (c.kind === 'none') return sql`false`;
+  if (c.kind === 'missing') {
+    if (c.param.column === 'id') return c.missing ? sql`false` : sql`true`;
+    const { table, alias: ta } = TABLE[c.param.type];
+    const sub = sql`select 1 from ${sql(table)} ${sql(ta)} where ${sql(ta)}.rid = ${a}.rid and ${sql(ta)}.param = ${c.param.id}`;
+    return c.missing ? sql`not exists (${sub})` : sql`exists (${sub})`;
+  }
+  // token:not — no matching value, including resources without any value.
+  const not = c as Extract<Condition, { kind: 'token' }>;
+  if (not.param.column === 'id') {
+    return sql`${a}.rid not in (select i.rid from resource i where i.type = ${type} and i.id = any(${not.values.map((v) => v.code!)}::text[]))`;
+  }
+  return sql`not exists (select 1 from token_idx t where t.rid = ${a}.rid and t.param = ${not.param.id} and ${tokenValues(ctx, not.values)})`;
 }
 
-/** One page: matches after `afterRid` in key order, one more than the page to know if there is a next. */
+/**
+ * The keys of the matches. A positive condition drives (its index yields candidate rids without
+ * touching the resource table; identifiers and references first, booleans and dates last, the
+ * planner may still reorder the semi-joins); the other conditions filter. With no positive
+ * condition the resource table's (type, rid) index drives.
+ */
+const DRIVER_RANK: Record<Positive['kind'], number> = { token: 0, reference: 1, chain: 2, has: 3, string: 4, date: 5 };
+
+function matchKeys(ctx: CompileContext, req: SearchRequest, afterRid: string | undefined): Fragment {
+  const { sql } = ctx;
+  const rank = (c: Positive) => DRIVER_RANK[c.kind] + (c.kind === 'token' && c.param.boolean ? 10 : 0);
+  const driver = req.conditions.filter(isPositive).sort((a, b) => rank(a) - rank(b))[0];
+  const rest = req.conditions.filter((c) => c !== driver).map((c) => condition(ctx, c, req.type, 'r'));
+  if (afterRid !== undefined) rest.push(sql`r.rid > ${afterRid}`);
+  if (!driver) return sql`select r.rid from resource r where ${join(sql, [sql`r.type = ${req.type}`, ...rest], 'and')}`;
+  // Parameter identities are per resource type: the driver's rids are all of the searched type.
+  return sql`select distinct r.rid from (${ridSet(ctx, driver, req.type, 0)}) r where ${join(sql, rest, 'and')}`;
+}
+
+/**
+ * One page: the keys of the matches after `afterRid` come from the indexes alone, then only the
+ * page's resources are read. One more than the page is asked for, to know if there is a next page.
+ */
 export function pageQuery(ctx: CompileContext, req: SearchRequest, afterRid: string | undefined, limit: number) {
   const { sql } = ctx;
-  const after = afterRid === undefined ? sql`` : sql`and r.rid > ${afterRid}`;
   return sql<{ rid: string; id: string; content: string }[]>`
-    select r.rid, r.id, r.content::text as content from resource r
-    where ${where(ctx, req)} ${after}
-    order by r.rid limit ${limit}`;
+    select r.rid, r.id, r.content::text as content
+    from (${matchKeys(ctx, req, afterRid)} order by 1 limit ${limit}) page
+    join resource r on r.rid = page.rid
+    order by r.rid`;
 }
 
 export function countQuery(ctx: CompileContext, req: SearchRequest) {
-  return ctx.sql<{ count: string }[]>`select count(*) as count from resource r where ${where(ctx, req)}`;
+  return ctx.sql<{ count: string }[]>`select count(*) as count from (${matchKeys(ctx, req, undefined)}) m`;
+}
+
+/** The set of matching keys, for EXPLAIN-based estimates. */
+export function matchSet(ctx: CompileContext, req: SearchRequest): Fragment {
+  return matchKeys(ctx, req, undefined);
 }

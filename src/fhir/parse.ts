@@ -57,8 +57,10 @@ export function unescape(s: string, name: string): string {
 
 const isType = (t: string): t is ResourceType => (RESOURCE_TYPES as readonly string[]).includes(t);
 
+/** Names of the version for the types it serves; a chain or _has into another type uses v2's names. */
 function lookupAny(ctx: ParseContext, type: ResourceType, name: string) {
-  return ctx.registry.lookup(ctx.version, type, name) ?? ctx.registry.lookup('v2', type, name);
+  const version = VERSION_TYPES[ctx.version].includes(type) ? ctx.version : 'v2';
+  return ctx.registry.lookup(version, type, name);
 }
 
 class Unknown extends Error {}
@@ -264,7 +266,10 @@ export function parseSearch(pairs: [string, string][], ctx: ParseContext): Searc
   };
   const result = new Map<string, string[]>();
   for (const [name, value] of pairs) {
-    if (value === '') continue; // empty parameters are ignored (R4)
+    if (name.includes('\u0000') || value.includes('\u0000')) {
+      throw badRequest(`parameter ${name.replace(/\u0000/g, '\\0')}: a NUL character is not allowed in a search`, name.replace(/\u0000/g, ''));
+    }
+    if (value.trim() === '') continue; // empty parameters are ignored (R4)
     const base = name.split(':')[0];
     if (RESULT_PARAMS.has(base)) {
       const key = name.startsWith('_include') || name.startsWith('_revinclude') ? name : base;

@@ -144,3 +144,33 @@ export const URL = {
   r256: systemUrl('TRE_R256-TypeMessagerie'),
   r257: systemUrl('TRE_R257-TypeBAL'),
 } as const;
+
+// ---- Pre-serialised JSON fragments (the builders emit JSON text directly, for speed) ------------
+
+// Two-level caches (system → code → JSON) avoid building a key string on every call.
+const codingJsonCache = [new Map<string, Map<string, string>>(), new Map<string, Map<string, string>>()];
+const conceptJsonCache = [new Map<string, Map<string, string>>(), new Map<string, Map<string, string>>()];
+
+function cached(cache: Map<string, Map<string, string>>, key: string, code: string, make: () => string): string {
+  let bySystem = cache.get(key);
+  if (bySystem === undefined) {
+    bySystem = new Map();
+    cache.set(key, bySystem);
+  }
+  let v = bySystem.get(code);
+  if (v === undefined) {
+    v = make();
+    bySystem.set(code, v);
+  }
+  return v;
+}
+
+/** JSON text of `coding(key, code, withDisplay)`, cached. */
+export function codingJson(key: SystemKey, code: string, withDisplay = false): string {
+  return cached(codingJsonCache[withDisplay ? 1 : 0], key, code, () => JSON.stringify(coding(key, code, withDisplay)));
+}
+
+/** JSON text of a CodeableConcept with a single coding, cached. */
+export function conceptJson(key: SystemKey, code: string, withDisplay = false): string {
+  return cached(conceptJsonCache[withDisplay ? 1 : 0], key, code, () => `{"coding":[${codingJson(key, code, withDisplay)}]}`);
+}

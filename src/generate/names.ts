@@ -1,3 +1,5 @@
+import { zipf, type Rng } from './prng.ts';
+
 // Name tables. Lists are ordered roughly from most to least frequent in France; the generator
 // draws them with a Zipf-like law (see names distribution in docs/generator.md), so Martin or
 // Marie are common and the tail (Œillet, Łukasz, Wiśniewski…) is rare.
@@ -91,7 +93,18 @@ export const MALE_GIVEN_NAMES: readonly string[] = [
 ];
 
 /** Lowercase ASCII form used in e-mail local parts: "Jean-François Le Gall" → "jean-francois", "le-gall". */
+const foldCache = new Map<string, string>();
+
 export function foldAscii(s: string): string {
+  let v = foldCache.get(s);
+  if (v === undefined) {
+    v = foldUncached(s);
+    if (foldCache.size < 200_000) foldCache.set(s, v);
+  }
+  return v;
+}
+
+function foldUncached(s: string): string {
   let out = '';
   const lower = s.toLowerCase();
   for (const ch of lower) {
@@ -123,4 +136,20 @@ export function upperNoAccents(s: string): string {
     .replace(/æ/g, 'ae')
     .replace(/Æ/g, 'AE')
     .toUpperCase();
+}
+
+
+/** Surnames: Zipf exponent 1.05, offset 10 → the top name ≈ 2.6 %, the rarest ≈ 0.05 %. */
+export const FAMILY_DIST = zipf(FAMILY_NAMES, 1.05, 10);
+/** Given names: exponent 1.0, offset 5 → the top name ≈ 5 % of its gender. */
+export const FEMALE_DIST = zipf(FEMALE_GIVEN_NAMES, 1, 5);
+export const MALE_DIST = zipf(MALE_GIVEN_NAMES, 1, 5);
+/** Share of double-barrelled surnames ("Martin-Dupont"), which multiply the rare combinations. */
+export const COMPOUND_FAMILY_SHARE = 0.025;
+
+export function familyName(rng: Rng): string {
+  const a = FAMILY_DIST.sample(rng);
+  if (!rng.chance(COMPOUND_FAMILY_SHARE)) return a;
+  const b = FAMILY_DIST.sample(rng);
+  return b === a ? a : `${a}-${b}`;
 }

@@ -27,10 +27,17 @@ function lastSundayUtc(year: number, month: number): number {
   return Date.UTC(year, month, last.getUTCDate() - last.getUTCDay(), 1);
 }
 
+const dstCache = new Map<number, readonly [number, number]>();
+
 /** Europe/Paris offset in minutes at a UTC instant (EU rule: last Sunday of March/October at 01:00 UTC). */
 export function parisOffsetMinutes(ms: number): number {
   const y = new Date(ms).getUTCFullYear();
-  return ms >= lastSundayUtc(y, 2) && ms < lastSundayUtc(y, 9) ? 120 : 60;
+  let dst = dstCache.get(y);
+  if (!dst) {
+    dst = [lastSundayUtc(y, 2), lastSundayUtc(y, 9)];
+    dstCache.set(y, dst);
+  }
+  return ms >= dst[0] && ms < dst[1] ? 120 : 60;
 }
 
 function p2(n: number): string {

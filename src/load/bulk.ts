@@ -80,7 +80,8 @@ export async function finishBulk(sql: Sql, state: BulkState, registry: Registry,
   try {
     await recreateIndexes(sql);
     await reindex(sql, registry, systems, [...state.stale]);
-    for (const t of INDEX_TABLES) await sql.unsafe(`analyze ${t}`);
+    // Visibility map and statistics: index-only scans and good plans from the first query on.
+    for (const t of ['resource', ...INDEX_TABLES]) await sql.unsafe(`vacuum (analyze) ${t}`);
   } finally {
     await state.release();
   }

@@ -67,13 +67,13 @@ export async function loadFiles(sql: Sql, registry: Registry, files: string[], o
   };
   const bulk = opts.bulk ? await startBulk(sql) : undefined;
 
-  const write = async (batch: WriteEntry[], tx?: Parameters<typeof writeBatch>[3]) => {
-    const c = await writeBatch(sql, systems, batch, tx, bulk ? { deferIndexDeletes: bulk.stale } : undefined);
+  const write = async (batch: WriteEntry[], tx?: Parameters<typeof writeBatch>[4]) => {
+    const c = await writeBatch(sql, registry, systems, batch, tx, bulk ? { deferIndexDeletes: bulk.stale } : undefined);
     counts = addCounts(counts, c);
   };
 
   for (const file of files) {
-    const run = async (tx?: Parameters<typeof writeBatch>[3]) => {
+    const run = async (tx?: Parameters<typeof writeBatch>[4]) => {
       let batch: WriteEntry[] = [];
       let pending: Promise<void> = Promise.resolve();
       let fileRejected = false;
@@ -128,9 +128,12 @@ export async function reindex(sql: Sql, registry: Registry, systems: SystemIds, 
     const rows = await sql<{ rid: string; type: ResourceType; content: Record<string, unknown> }[]>`
       select rid, type, content from resource where rid = any(${slice}::bigint[])`;
     const items = rows.map((r) => ({ rid: r.rid, rows: extract(r.content, registry.forType(r.type)) }));
+    // Deleted resources are gone from `resource`: their rows go by the parameters of every type.
+    const present = new Map(rows.map((r) => [r.rid, r.type as string]));
+    const targets = slice.flatMap((rid) => (present.has(rid) ? [{ rid, type: present.get(rid)! }] : RESOURCE_TYPES.map((type) => ({ rid, type }))));
     await systems.resolve(sql, items.flatMap((it) => it.rows.token.map((t) => t.system).filter((s): s is string => s !== null)));
     await sql.begin(async (tx) => {
-      await deleteIndexRows(tx, slice);
+      await deleteIndexRows(tx, registry, targets);
       await insertIndexRows(tx, systems, items);
     });
   }

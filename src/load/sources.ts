@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import { createGunzip, gunzipSync } from 'node:zlib';
 
 /**
@@ -83,22 +83,35 @@ export async function* readEntries(file: string, onBytes: (n: number) => void = 
     else yield* bundleEntries(file, r.value);
     return;
   }
-  const input = createReadStream(file);
+  // Lines are cut by hand from 1 MiB chunks (readline costs more than the JSON parsing).
+  const input = createReadStream(file, { highWaterMark: 1 << 20 });
   input.on('data', (chunk) => onBytes(chunk.length));
   const text = gz ? input.pipe(createGunzip()) : input;
   const errors: Error[] = [];
   text.on('error', (e: Error) => errors.push(e));
-  const lines = createInterface({ input: text, crlfDelay: Infinity });
+  const decoder = new StringDecoder('utf8');
   let n = 0;
+  let rest = '';
+  const lineEntries = function* (line: string): Generator<RawEntry> {
+    n++;
+    if (line.trim() === '') return;
+    const where = `${file}:${n}`;
+    const r = parse(n === 1 ? line.replace(/^\uFEFF/, '') : line);
+    if (!r.ok) yield { kind: 'invalid', where, reason: r.reason };
+    else yield* bundleEntries(where, r.value);
+  };
   try {
-    for await (const line of lines) {
-      n++;
-      if (line.trim() === '') continue;
-      const where = `${file}:${n}`;
-      const r = parse(n === 1 ? line.replace(/^\uFEFF/, '') : line);
-      if (!r.ok) yield { kind: 'invalid', where, reason: r.reason };
-      else yield* bundleEntries(where, r.value);
+    for await (const chunk of text) {
+      const str = rest + decoder.write(chunk as Buffer);
+      let start = 0;
+      for (let nl = str.indexOf('\n'); nl >= 0; nl = str.indexOf('\n', start)) {
+        yield* lineEntries(str.slice(start, nl));
+        start = nl + 1;
+      }
+      rest = str.slice(start);
     }
+    rest += decoder.end();
+    if (rest !== '') yield* lineEntries(rest);
   } catch (err) {
     errors.push(err as Error);
   }

@@ -32,7 +32,21 @@ function typeOf(version: Version, type: string): ResourceType {
   return type as ResourceType;
 }
 
-function checkAccept(req: FastifyRequest): void {
+/**
+ * Content negotiation: JSON only. `_format` (json, application/json, application/fhir+json) wins
+ * over Accept; anything that asks for another format is a 406.
+ */
+function checkFormat(req: FastifyRequest): void {
+  const formats = queryPairs(req).filter(([k]) => k === '_format').map(([, v]) => v);
+  if (formats.length) {
+    for (const f of formats) {
+      const v = f.toLowerCase().replace(/ /g, '+').split(';')[0].trim();
+      if (!['json', 'application/json', 'application/fhir+json'].includes(v)) {
+        throw new FhirError(406, 'not-supported', `_format=${f}: only JSON (application/fhir+json) is served`);
+      }
+    }
+    return;
+  }
   const accept = req.headers.accept;
   if (!accept) return;
   const ok = accept.split(',').some((a) => {
@@ -62,7 +76,7 @@ export async function fhirRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
   const search = async (req: FastifyRequest<{ Params: { version: string; type: string } }>, reply: FastifyReply, body: [string, string][]) => {
     const version = versionOf(req.params.version);
     const type = typeOf(version, req.params.type);
-    checkAccept(req);
+    checkFormat(req);
     const root = rootUrl(deps, req);
     const pairs = [...queryPairs(req), ...body];
     const parsed = parseSearch(pairs, {
@@ -84,7 +98,7 @@ export async function fhirRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
 
   app.get<{ Params: { version: string } }>('/fhir/:version/metadata', async (req, reply) => {
     const version = versionOf(req.params.version);
-    checkAccept(req);
+    checkFormat(req);
     const root = rootUrl(deps, req);
     versionHeaders(reply, version, root);
     return JSON.stringify(capabilityStatement(deps.registry, version, `${root}/fhir/${version}`, deps.softwareVersion, deps.startedAt));
@@ -111,7 +125,7 @@ export async function fhirRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
   app.get<{ Params: { version: string; type: string; id: string } }>('/fhir/:version/:type/:id', async (req, reply) => {
     const version = versionOf(req.params.version);
     const type = typeOf(version, req.params.type);
-    checkAccept(req);
+    checkFormat(req);
     const content = await readResource(deps.sql, type, req.params.id);
     if (content === undefined) throw notFound(`Resource not found with id: ${type}/${req.params.id}`);
     versionHeaders(reply, version, rootUrl(deps, req), type);

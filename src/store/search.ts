@@ -1,5 +1,5 @@
 import type { Sql } from '../db.ts';
-import { countQuery, pageQuery, type CompileContext, where } from '../fhir/compile.ts';
+import { countQuery, matchSet, pageQuery, type CompileContext } from '../fhir/compile.ts';
 import type { CursorCodec } from '../fhir/cursor.ts';
 import { FhirError } from '../fhir/outcome.ts';
 import type { Condition, IncludeSpec, SearchRequest } from '../fhir/search-request.ts';
@@ -70,7 +70,7 @@ async function countWithin(ctx: CompileContext, req: SearchRequest, budgetMs: nu
 async function estimate(ctx: CompileContext, req: SearchRequest): Promise<number> {
   const { sql } = ctx;
   const [row] = await sql<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>`
-    explain (format json) select 1 from resource r where ${where(ctx, req)}`;
+    explain (format json) ${matchSet(ctx, req)}`;
   return Math.round(row['QUERY PLAN'][0].Plan['Plan Rows']);
 }
 

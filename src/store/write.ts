@@ -79,12 +79,17 @@ export function lastWins(entries: WriteEntry[]): WriteEntry[] {
   return [...byKey.values()];
 }
 
-export async function deleteIndexRows(tx: Db, rids: string[]): Promise<void> {
-  if (rids.length === 0) return;
-  await tx`delete from token_idx where rid = any(${rids}::bigint[])`;
-  await tx`delete from string_idx where rid = any(${rids}::bigint[])`;
-  await tx`delete from date_idx where rid = any(${rids}::bigint[])`;
-  await tx`delete from reference_idx where rid = any(${rids}::bigint[])`;
+/**
+ * Deletes the index rows of rewritten or deleted resources. The rid-side indexes lead with the
+ * parameter, so the rows are addressed as (param, rid) for every parameter of the resource's type.
+ */
+export async function deleteIndexRows(tx: Db, registry: Registry, items: { rid: string; type: string }[]): Promise<void> {
+  if (items.length === 0) return;
+  const rids = items.map((i) => i.rid);
+  const params = [...new Set(items.flatMap((i) => registry.forType(i.type as ResourceType).map((p) => p.id)))];
+  for (const table of ['token_idx', 'string_idx', 'date_idx', 'reference_idx'] as const) {
+    await tx`delete from ${tx(table)} where param = any(${params}::int[]) and rid = any(${rids}::bigint[])`;
+  }
 }
 
 /** COPY text format: backslash, tab, newline and carriage return escaped. */
@@ -133,6 +138,7 @@ export function systemsOf(entries: WriteEntry[]): string[] {
  */
 export async function writeBatch(
   sql: Sql,
+  registry: Registry,
   systems: SystemIds,
   batch: WriteEntry[],
   tx?: Db,
@@ -148,11 +154,11 @@ export async function writeBatch(
     const puts = entries.filter((e): e is Extract<WriteEntry, { op: 'put' }> => e.op === 'put');
     const dels = entries.filter((e) => e.op === 'delete');
     if (dels.length) {
-      const gone = await db<{ rid: string }[]>`
+      const gone = await db<{ rid: string; type: string }[]>`
         delete from resource r using unnest(${dels.map((e) => e.type)}::text[], ${dels.map((e) => e.id)}::text[]) as x(type, id)
-        where r.type = x.type and r.id = x.id returning r.rid`;
+        where r.type = x.type and r.id = x.id returning r.rid, r.type`;
       if (defer) for (const g of gone) defer.add(g.rid);
-      else await deleteIndexRows(db, gone.map((g) => g.rid));
+      else await deleteIndexRows(db, registry, gone);
       counts.deleted = gone.length;
     }
     if (puts.length) {
@@ -171,9 +177,9 @@ export async function writeBatch(
           where r.hash <> excluded.hash
         returning r.rid, r.type, r.id, (r.xmax = 0) as inserted`;
       const byKey = new Map(puts.map((e) => [`${e.type}/${e.id}`, e]));
-      const updated = written.filter((w) => !w.inserted).map((w) => w.rid);
-      if (defer) for (const rid of updated) defer.add(rid);
-      else await deleteIndexRows(db, updated);
+      const updated = written.filter((w) => !w.inserted);
+      if (defer) for (const w of updated) defer.add(w.rid);
+      else await deleteIndexRows(db, registry, updated);
       counts.indexRows = await insertIndexRows(
         db,
         systems,

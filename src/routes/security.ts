@@ -1,0 +1,212 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import { Redis } from 'ioredis';
+import type { AppDeps } from '../app.ts';
+import { ensureEnvKeys, type VerifiedKey } from '../auth/keys.ts';
+import type { Config } from '../config.ts';
+import { FhirError, outcome, type IssueType } from '../fhir/outcome.ts';
+import { FHIR_JSON } from './fhir.ts';
+
+/**
+ * API keys, rate limits, request limits and response headers (docs/security.md). Everything here
+ * runs in root-level hooks, so it covers every route and the not-found handler alike:
+ *
+ *   onRequest: URL length (414) → API key unless the endpoint is open (401) → rate limit (429)
+ *   onSend:    security headers on every response
+ *
+ * Errors are thrown as FhirError and answered by the application's error handler.
+ */
+export const API_KEY_HEADER = 'service-api-key';
+const REALM = 'annuaire-fhir';
+
+/** Endpoints that need no key. Anything else (any path, any method) needs one. */
+export const OPEN_PATHS: ReadonlySet<string> = new Set(['/health', '/ready']);
+export const METADATA_PATHS: ReadonlySet<string> = new Set(['/fhir/v1/metadata', '/fhir/v2/metadata']);
+
+export function isOpen(method: string, path: string, config: Pick<Config, 'metadataRequiresKey'>): boolean {
+  if (OPEN_PATHS.has(path)) return true;
+  return (method === 'GET' || method === 'HEAD') && !config.metadataRequiresKey && METADATA_PATHS.has(path);
+}
+
+const pathOf = (url: string) => {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+};
+
+/** Response headers for a JSON API that no browser should render, frame or sniff. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+};
+
+const verified = new WeakMap<FastifyRequest, VerifiedKey>();
+
+/** The key a request was authenticated with (undefined on open endpoints). */
+export function requestKey(req: FastifyRequest): VerifiedKey | undefined {
+  return verified.get(req);
+}
+
+function unauthorized(missing: boolean): FhirError {
+  const challenge = `ApiKey realm="${REALM}", header="SERVICE-API-KEY"${missing ? '' : ', error="invalid_key"'}`;
+  return missing
+    ? new FhirError(401, 'login', 'An API key is required: send it in the SERVICE-API-KEY header', { 'www-authenticate': challenge })
+    : new FhirError(401, 'security', 'The API key sent in the SERVICE-API-KEY header is not valid', { 'www-authenticate': challenge });
+}
+
+/** The Redis client of the shared rate-limit counters; waits (briefly) for the first connection. */
+async function connectRedis(app: FastifyInstance, url: string): Promise<Redis> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 2000,
+    // A counter that cannot be reached must not hold requests: fail at once, count nothing.
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+  });
+  let reported = false;
+  redis.on('error', (err: Error) => {
+    if (!reported) app.log.warn(`rate limit: Redis unavailable (${err.message}); requests are not counted until it is back`);
+    reported = true;
+  });
+  redis.on('ready', () => {
+    if (reported) app.log.info('rate limit: Redis connection restored');
+    reported = false;
+  });
+  try {
+    await redis.connect();
+  } catch {
+    // logged by the error listener; ioredis keeps reconnecting in the background
+  }
+  app.addHook('onClose', async () => {
+    try {
+      await redis.quit();
+    } catch {
+      redis.disconnect();
+    }
+  });
+  return redis;
+}
+
+export async function security(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const { config, keys } = deps;
+  if (config.apiKeys.length) {
+    const seeded = await ensureEnvKeys(deps.sql, config.apiKeys);
+    for (const s of seeded) if (s.status === 'revoked') app.log.warn(`API_KEYS: key ${s.name} is revoked and stays so`);
+    keys.invalidate();
+  }
+
+  const limitOf = (req: FastifyRequest): number => verified.get(req)?.rateLimit ?? config.rateLimit;
+  await app.register(rateLimit, {
+    global: false, // applied from the hook below, after the key is known
+    timeWindow: 1000,
+    max: async (req) => limitOf(req),
+    keyGenerator: (req) => verified.get(req)?.bucket ?? 'none',
+    enableDraftSpec: true,
+    ...(config.redisUrl ? { redis: await connectRedis(app, config.redisUrl) } : {}),
+    nameSpace: 'annuaire-fhir:ratelimit:',
+    skipOnError: true,
+    errorResponseBuilder: (_req, ctx) =>
+      new FhirError(429, 'throttled', `Rate limit of ${ctx.max} requests per second exceeded for this API key: retry in ${ctx.after}`),
+  });
+  const limiter = app.rateLimit() as (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.url.length > config.maxUrlLength) {
+      throw new FhirError(
+        414,
+        'too-long',
+        `The request URL is ${req.url.length} characters long, more than the ${config.maxUrlLength} accepted: send a long search as POST [type]/_search with a form body`,
+      );
+    }
+    if (isOpen(req.method, pathOf(req.url), config)) return;
+    const given = req.headers[API_KEY_HEADER];
+    const presented = Array.isArray(given) ? given.join(',') : given?.trim();
+    if (!presented) throw unauthorized(true);
+    let key: VerifiedKey | undefined;
+    try {
+      key = await keys.verify(presented);
+    } catch (err) {
+      req.log.error({ err: { message: (err as Error).message } }, 'API keys could not be loaded');
+      throw new FhirError(503, 'transient', 'The API key could not be checked just now: try again');
+    }
+    if (!key) throw unauthorized(false);
+    verified.set(req, key);
+    if (limitOf(req) > 0) await limiter(req, reply);
+  });
+
+  app.addHook('onSend', (req, reply, payload, done) => {
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) if (!reply.hasHeader(k)) reply.header(k, v);
+    if (!isOpen(req.method, pathOf(req.url), config) && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    if (req.protocol === 'https') reply.header('strict-transport-security', 'max-age=31536000');
+    done(null, payload);
+  });
+}
+
+/**
+ * Fastify's frameworkErrors: requests refused by the router before any hook runs (a path with
+ * malformed percent-encoding, a path segment longer than maxParamLength) get an OperationOutcome
+ * and the security headers, instead of Fastify's default body that echoes the path.
+ */
+export function frameworkErrors(): (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => void {
+  return (err: FastifyError, _req: FastifyRequest, reply: FastifyReply) => {
+    let status = err.statusCode ?? 400;
+    let code: IssueType = 'invalid';
+    let message = 'The request could not be routed';
+    if (err.code === 'FST_ERR_BAD_URL') message = 'The request path is not a valid URL (malformed percent-encoding)';
+    else if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') [code, message] = ['too-long', 'A segment of the request path is too long'];
+    else if (status >= 500) [status, code, message] = [500, 'exception', 'internal server error'];
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) reply.header(k, v);
+    reply.code(status).header('cache-control', 'no-store').type(FHIR_JSON).send(JSON.stringify(outcome('error', code, message)));
+  };
+}
+
+const CLIENT_ERRORS: Record<string, [number, IssueType, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'too-long', 'The request headers are too large'],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, 'too-long', 'The request chunk extensions are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'timeout', 'The request was not received in time'],
+};
+
+const METHOD_START = /^[A-Z]{3,10} /;
+
+/**
+ * Fastify's clientErrorHandler: requests that Node's HTTP parser rejects before Fastify sees them
+ * (headers beyond Node's 16 KiB, a request line that never ends, malformed HTTP) get a FHIR
+ * OperationOutcome instead of Fastify's default body. A header overflow whose request line alone is
+ * longer than MAX_URL_LENGTH is answered 414, like a long URL that Node does accept. The raw bytes
+ * (which hold the API key) are never logged.
+ */
+export function clientErrorHandler(config: Pick<Config, 'maxUrlLength'>): NonNullable<FastifyServerOptions['clientErrorHandler']> {
+  return function (this: FastifyInstance, err: Error & { code?: string; rawPacket?: unknown }, socket: Socket) {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    let [status, code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'invalid' as IssueType, 'The request is not valid HTTP'];
+    const raw = err.rawPacket;
+    if (err.code === 'HPE_HEADER_OVERFLOW' && Buffer.isBuffer(raw) && METHOD_START.test(raw.subarray(0, 12).toString('latin1'))) {
+      const eol = raw.indexOf('\r\n');
+      if (eol < 0 || eol > config.maxUrlLength) [status, code, message] = [414, 'too-long', 'The request URL is too long'];
+    }
+    this.log.debug({ clientError: err.code, status }, 'client error');
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const body = JSON.stringify(outcome('error', code, `${message} (${err.code ?? 'parse error'})`));
+    const headers = [
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+      `content-type: ${FHIR_JSON}`,
+      `content-length: ${Buffer.byteLength(body)}`,
+      'cache-control: no-store',
+      ...Object.entries(SECURITY_HEADERS).map(([k, v]) => `${k}: ${v}`),
+      'connection: close',
+    ];
+    // Close after the answer, and drop the connection a moment later if the client keeps it open
+    // (destroying at once could reset the connection before the client has read the answer).
+    socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+    const timer = setTimeout(() => socket.destroy(), 1000);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  };
+}
