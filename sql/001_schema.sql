@@ -17,8 +17,10 @@ create table resource (
   id           text        not null,
   version_id   integer     not null,
   last_updated timestamptz not null,
-  hash         bytea       not null,   -- digest of the content without meta.versionId/lastUpdated
   content      jsonb       not null,
+  -- Change detection: digest of the canonical JSONB text without the server's meta fields.
+  hash         bytea generated always as
+                 (decode(md5((content #- '{meta,versionId}' #- '{meta,lastUpdated}')::text), 'hex')) stored,
   constraint resource_type_id_key unique (type, id)
 );
 create index resource_type_rid on resource (type, rid);

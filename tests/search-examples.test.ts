@@ -10,15 +10,13 @@ import path from 'node:path';
 import t from 'tap';
 import { expandPaths } from '../src/load/sources.ts';
 import { FIXTURES, load, SHARED_EXAMPLES, testApp } from './helpers/app.ts';
-
-const KEY = 'test-key-0123456789abcdef';
-const HEADERS = { 'SERVICE-API-KEY': KEY };
+import { API_KEY, searchHelpers, type Bundle } from './helpers/search.ts';
 
 interface Identifier { system?: string; value?: string }
 interface Resource { resourceType: string; id: string; identifier?: Identifier[] }
-interface Bundle { total?: number; entry?: { resource: Resource; search: { mode: string } }[] }
 
-const { app, db } = await testApp(t, { env: { API_KEYS: KEY } });
+const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
+const { get } = searchHelpers(app, { key: API_KEY });
 
 t.test('shared ANS IG examples', { skip: existsSync(SHARED_EXAMPLES) ? false : `no ${SHARED_EXAMPLES} here` }, async (t) => {
   const files = (await expandPaths([SHARED_EXAMPLES])).filter((f) => f.endsWith('.json'));
@@ -40,23 +38,23 @@ t.test('shared ANS IG examples', { skip: existsSync(SHARED_EXAMPLES) ? false : `
   }
 
   for (const { file, r } of searchable) {
-    const byId = await app.inject({ method: 'GET', url: `/fhir/v2/${r.resourceType}?_id=${encodeURIComponent(r.id)}`, headers: HEADERS });
+    const byId = await get(`/fhir/v2/${r.resourceType}?_id=${encodeURIComponent(r.id)}`);
     const b = byId.json() as Bundle;
     t.same({ status: byId.statusCode, ids: (b.entry ?? []).map((e) => e.resource.id) }, { status: 200, ids: [r.id] }, `${file}: ${r.resourceType}?_id=${r.id}`);
     for (const ident of r.identifier ?? []) {
       if (!ident.value) continue;
       const esc = (s: string) => s.replace(/[\\,|$]/g, (c) => `\\${c}`);
       const token = ident.system ? `${esc(ident.system)}|${esc(ident.value)}` : esc(ident.value);
-      const res = await app.inject({ method: 'GET', url: `/fhir/v2/${r.resourceType}?identifier=${encodeURIComponent(token)}&_count=1000`, headers: HEADERS });
+      const res = await get(`/fhir/v2/${r.resourceType}?identifier=${encodeURIComponent(token)}&_count=1000`);
       const ids = ((res.json() as Bundle).entry ?? []).map((e) => e.resource.id);
       t.ok(res.statusCode === 200 && ids.includes(r.id), `${file}: ${r.resourceType}?identifier=${token} finds ${r.id}`);
     }
   }
   // the DP twins share their identifiers with the DR ones: an identifier finds both
-  const twins = await app.inject({ method: 'GET', url: `/fhir/v2/Organization?identifier=${encodeURIComponent('https://finess.esante.gouv.fr|754567860')}`, headers: HEADERS });
+  const twins = await get(`/fhir/v2/Organization?identifier=${encodeURIComponent('https://finess.esante.gouv.fr|754567860')}`);
   t.same(((twins.json() as Bundle).entry ?? []).map((e) => e.resource.id).sort(), ['158480', '158480DP']);
   // the real-API-derived PractitionerRole references the real-API-derived Practitioner and Organization
-  const inc = await app.inject({ method: 'GET', url: '/fhir/v2/PractitionerRole?identifier=1011848351&_include=*', headers: HEADERS });
+  const inc = await get('/fhir/v2/PractitionerRole?identifier=1011848351&_include=*');
   t.same(((inc.json() as Bundle).entry ?? []).map((e) => `${e.search.mode}:${e.resource.resourceType}/${e.resource.id}`).sort(), [
     'include:Organization/org-example', 'include:Practitioner/practitioner-example', 'match:PractitionerRole/practitionerrole-example']);
 });

@@ -6,24 +6,12 @@
 import path from 'node:path';
 import t from 'tap';
 import { FIXTURES, load, testApp } from './helpers/app.ts';
+import { API_KEY, idsOf, searchHelpers, type A, type Bundle, type Entry } from './helpers/search.ts';
 
-const KEY = 'test-key-0123456789abcdef';
-const HEADERS = { 'SERVICE-API-KEY': KEY };
-
-const { app, db } = await testApp(t, { env: { API_KEYS: KEY } });
+const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
 await load(db, [path.join(FIXTURES, 'directory')]);
-
-type A = Pick<typeof t, 'same' | 'equal' | 'ok' | 'notOk' | 'match' | 'has' | 'fail' | 'not'>;
-interface Entry { fullUrl: string; resource: { resourceType: string; id: string; meta?: { tag?: { system?: string; code?: string }[] }; [k: string]: unknown }; search: { mode: string } }
-interface Bundle { resourceType: string; type: string; total?: number; link: { relation: string; url: string }[]; entry?: Entry[] }
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD';
-
-const u = (s: string) => s.replace(/[^\x21-\x7e]|[|\\"<>^`{}]/gu, (c) => encodeURIComponent(c));
-const request = (method: Method, url: string, opts: { headers?: Record<string, string>; payload?: string } = {}) =>
-  app.inject({ method, url: u(url), headers: { ...HEADERS, ...opts.headers }, payload: opts.payload });
-const get = (url: string, headers: Record<string, string> = {}) => request('GET', url, { headers });
+const { request, get, matchIds } = searchHelpers(app, { key: API_KEY });
 const form = (url: string, body: string) => request('POST', url, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: body });
-const matchIds = (b: Bundle) => (b.entry ?? []).filter((e) => e.search.mode === 'match').map((e) => e.resource.id).sort();
 const link = (b: Bundle, rel: string) => b.link.find((l) => l.relation === rel)?.url;
 /** the path + query of an absolute link of this server, to replay it with inject. */
 const local = (url: string) => {
@@ -114,7 +102,7 @@ t.test('paging with a filter, with includes, on v1, with _count=1', async (t) =>
   t.same(roles.map((p) => matchIds(p).length), [4, 4, 1]);
   t.same(roles.flatMap(matchIds).sort(), Object.keys(ORG_OF).sort(), 'the 9 FON-33 roles, once each');
   for (const [i, p] of roles.entries()) {
-    const inc = (p.entry ?? []).filter((e) => e.search.mode === 'include').map((e) => e.resource.id).sort();
+    const inc = idsOf(p, 'include').sort();
     t.same(inc, [...new Set(matchIds(p).map((id) => ORG_OF[id]))].sort(), `page ${i + 1}: includes of its own matches, once`);
     t.equal(new URL(link(p, 'next') ?? 'http://x/?_include=PractitionerRole:organization').searchParams.get('_include'), 'PractitionerRole:organization');
   }

@@ -6,52 +6,12 @@
 import path from 'node:path';
 import t from 'tap';
 import { FIXTURES, load, testApp } from './helpers/app.ts';
+import { API_KEY, searchHelpers, type Bundle } from './helpers/search.ts';
 
-const KEY = 'test-key-0123456789abcdef';
-const HEADERS = { 'SERVICE-API-KEY': KEY };
-
-const { app, db } = await testApp(t, { env: { API_KEYS: KEY } });
+const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
 await load(db, [path.join(FIXTURES, 'directory')]);
-
-type A = Pick<typeof t, 'same' | 'equal' | 'ok' | 'notOk' | 'match' | 'has' | 'fail' | 'not'>;
-interface Entry { fullUrl: string; resource: { resourceType: string; id: string; [k: string]: unknown }; search: { mode: string } }
-interface Bundle { resourceType: string; type: string; total?: number; link: { relation: string; url: string }[]; entry?: Entry[] }
-
-const u = (s: string) => s.replace(/[^\x21-\x7e]|[|\\"<>^`{}]/gu, (c) => encodeURIComponent(c));
-const get = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url: u(url), headers: { ...HEADERS, ...headers } });
-const matchIds = (b: Bundle) => (b.entry ?? []).filter((e) => e.search.mode === 'match').map((e) => e.resource.id).sort();
-const includeIds = (b: Bundle) => (b.entry ?? []).filter((e) => e.search.mode === 'include').map((e) => `${e.resource.resourceType}/${e.resource.id}`).sort();
-
-async function expectIds(tt: A, url: string, expected: string[]) {
-  const res = await get(url);
-  if (res.statusCode !== 200) return tt.fail(`${url} → ${res.statusCode} ${res.body.slice(0, 300)}`);
-  const b = res.json() as Bundle;
-  return tt.same({ ids: matchIds(b), total: b.total }, { ids: [...expected].sort(), total: expected.length }, url);
-}
-async function table(tt: A, rows: [string, string[]][]) {
-  for (const [q, ids] of rows) await expectIds(tt, `/fhir/v2/${q}`, ids);
-}
-async function expect400(tt: A, url: string, param: string, headers: Record<string, string> = {}) {
-  const res = await get(url, headers);
-  const body = res.json() as { resourceType?: string; issue?: { severity: string; diagnostics?: string }[] };
-  tt.same(
-    { status: res.statusCode, type: body.resourceType, names: (body.issue?.[0]?.diagnostics ?? '').includes(param) },
-    { status: 400, type: 'OperationOutcome', names: true },
-    `${url} → 400 OperationOutcome naming ${param} (${body.issue?.[0]?.diagnostics})`,
-  );
-}
-async function expectEntries(tt: A, url: string, matches: string[], includes: string[]) {
-  const res = await get(url);
-  if (res.statusCode !== 200) return tt.fail(`${url} → ${res.statusCode} ${res.body.slice(0, 300)}`);
-  const b = res.json() as Bundle;
-  const fullUrls = (b.entry ?? []).map((e) => e.fullUrl);
-  const wellFormed = (b.entry ?? []).every((e) => e.fullUrl === `http://fhir.test/fhir/v2/${e.resource.resourceType}/${e.resource.id}`);
-  return tt.same(
-    { matches: matchIds(b), includes: includeIds(b), total: b.total, uniqueFullUrls: new Set(fullUrls).size === fullUrls.length, wellFormed },
-    { matches: [...matches].sort(), includes: [...includes].sort(), total: matches.length, uniqueFullUrls: true, wellFormed: true },
-    url,
-  );
-}
+// every include search here is on v2: expectEntries also checks each fullUrl is the entry's own v2 URL
+const { get, matchIds, includeIds, table, expect400, expectEntries } = searchHelpers(app, { key: API_KEY, fullUrlBase: 'http://fhir.test/fhir/v2' });
 
 const ALL = [
   'role-helene-lefevre-nord', 'role-helene-lefevre-bellevue', 'role-helene-martin-herriot', 'role-helene-dupont-cds-oeuvre',

@@ -7,41 +7,11 @@
 import path from 'node:path';
 import t from 'tap';
 import { FIXTURES, load, testApp } from './helpers/app.ts';
+import { API_KEY, searchHelpers, type Bundle } from './helpers/search.ts';
 
-const KEY = 'test-key-0123456789abcdef';
-const HEADERS = { 'SERVICE-API-KEY': KEY };
-
-const { app, db } = await testApp(t, { env: { API_KEYS: KEY } });
+const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
 const loaded = await load(db, [path.join(FIXTURES, 'directory')]);
-
-type A = Pick<typeof t, 'same' | 'equal' | 'ok' | 'notOk' | 'match' | 'has' | 'fail' | 'not'>;
-interface Entry { fullUrl: string; resource: { resourceType: string; id: string; [k: string]: unknown }; search: { mode: string } }
-interface Bundle { resourceType: string; type: string; total?: number; link: { relation: string; url: string }[]; entry?: Entry[] }
-
-/** Percent-encodes what may not travel raw in a URL (non-ASCII, space, | \ …); %XX and + are kept as written. */
-const u = (s: string) => s.replace(/[^\x21-\x7e]|[|\\"<>^`{}]/gu, (c) => encodeURIComponent(c));
-const get = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url: u(url), headers: { ...HEADERS, ...headers } });
-const matchIds = (b: Bundle) => (b.entry ?? []).filter((e) => e.search.mode === 'match').map((e) => e.resource.id).sort();
-
-/** One assertion per query: status 200, the match ids (sorted) and `total`. */
-async function expectIds(tt: A, url: string, expected: string[]) {
-  const res = await get(url);
-  if (res.statusCode !== 200) return tt.fail(`${url} → ${res.statusCode} ${res.body.slice(0, 300)}`);
-  const b = res.json() as Bundle;
-  return tt.same({ ids: matchIds(b), total: b.total }, { ids: [...expected].sort(), total: expected.length }, url);
-}
-async function table(tt: A, rows: [string, string[]][]) {
-  for (const [url, ids] of rows) await expectIds(tt, `/fhir/v2/${url}`, ids);
-}
-async function expect400(tt: A, url: string, param: string, headers: Record<string, string> = {}) {
-  const res = await get(url, headers);
-  const body = res.json() as { resourceType?: string; issue?: { severity: string; diagnostics?: string }[] };
-  tt.same(
-    { status: res.statusCode, type: body.resourceType, severity: body.issue?.[0]?.severity, names: (body.issue?.[0]?.diagnostics ?? '').includes(param) },
-    { status: 400, type: 'OperationOutcome', severity: 'error', names: true },
-    `${url} → 400 OperationOutcome naming ${param} (${body.issue?.[0]?.diagnostics})`,
-  );
-}
+const { get, matchIds, expectIds, table, expect400 } = searchHelpers(app, { key: API_KEY });
 
 // The 30 practitioners, and the same ids ordered by meta.lastUpdated in UTC (hand-converted; see README).
 const ALL = [

@@ -4,7 +4,7 @@ import { InvalidResource } from '../fhir/resource.ts';
 import { parseReference } from '../fhir/reference.ts';
 import { RESOURCE_TYPES, type Registry, type ResourceType } from '../registry/index.ts';
 import {
-  addCounts, deleteIndexRows, emptyCounts, insertIndexRows, preparePut, SystemIds, writeBatch,
+  addCounts, AlreadyStored, bulkInsert, deleteIndexRows, emptyCounts, insertIndexRows, preparePut, SystemIds, writeBatch,
   type WriteCounts, type WriteEntry,
 } from '../store/write.ts';
 import { readEntries, type RawEntry } from './sources.ts';
@@ -68,7 +68,15 @@ export async function loadFiles(sql: Sql, registry: Registry, files: string[], o
   const bulk = opts.bulk ? await startBulk(sql) : undefined;
 
   const write = async (batch: WriteEntry[], tx?: Parameters<typeof writeBatch>[4]) => {
-    const c = await writeBatch(sql, registry, systems, batch, tx, bulk ? { deferIndexDeletes: bulk.stale } : undefined);
+    let c: WriteCounts | undefined;
+    if (bulk && !tx) {
+      try {
+        c = await sql.begin((t) => bulkInsert(sql, systems, batch, t));
+      } catch (err) {
+        if (!(err instanceof AlreadyStored)) throw err;
+      }
+    }
+    c ??= await writeBatch(sql, registry, systems, batch, tx, bulk ? { deferIndexDeletes: bulk.stale } : undefined);
     counts = addCounts(counts, c);
   };
 

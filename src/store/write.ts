@@ -1,6 +1,6 @@
 import type { Db, Sql } from '../db.ts';
 import { extract, type IndexRows } from '../fhir/extract.ts';
-import { checkResource } from '../fhir/resource.ts';
+import { checkResource, InvalidResource } from '../fhir/resource.ts';
 import type { Registry, ResourceType } from '../registry/index.ts';
 
 /**
@@ -9,7 +9,7 @@ import type { Registry, ResourceType } from '../registry/index.ts';
  * meta.lastUpdated is a no-op; a real change increments the server's versionId.
  */
 export type WriteEntry =
-  | { op: 'put'; type: ResourceType; id: string; lastUpdated: string; content: Record<string, unknown>; rows: IndexRows }
+  | { op: 'put'; type: ResourceType; id: string; lastUpdated: string; content: Record<string, unknown>; text: string; rows: IndexRows }
   | { op: 'delete'; type: ResourceType; id: string };
 
 export interface WriteCounts {
@@ -40,7 +40,10 @@ export function preparePut(registry: Registry, value: unknown, now = new Date())
   const content = { ...resource, meta: { ...meta, versionId: '1', lastUpdated } };
   // Extracted from what is stored (meta.lastUpdated included), exactly as a re-index would.
   const rows = extract(content, registry.forType(type));
-  return { op: 'put', type, id, lastUpdated, content, rows };
+  const text = JSON.stringify(content);
+  // PostgreSQL's jsonb cannot hold U+0000: refuse the entry rather than fail the whole batch.
+  if (text.includes('\\u0000')) throw new InvalidResource('contains a NUL character (\\u0000), which cannot be stored');
+  return { op: 'put', type, id, lastUpdated, content, text, rows };
 }
 
 /** Token systems are interned in token_system; the ids are cached per process. */
@@ -96,7 +99,7 @@ export async function deleteIndexRows(tx: Db, registry: Registry, items: { rid: 
 const copyText = (s: string) => (/[\\\t\n\r]/.test(s) ? s.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]) : s);
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
-async function copyInto(tx: Db, table: 'token_idx' | 'string_idx' | 'date_idx' | 'reference_idx', columns: string, lines: string[]): Promise<void> {
+async function copyInto(tx: Db, table: 'resource' | 'token_idx' | 'string_idx' | 'date_idx' | 'reference_idx', columns: string, lines: string[]): Promise<void> {
   if (lines.length === 0) return;
   const w = await tx.unsafe(`copy ${table} (${columns}) from stdin`).writable();
   const done = new Promise<void>((resolve, reject) => w.once('finish', resolve).once('error', reject));
@@ -124,6 +127,32 @@ export async function insertIndexRows(tx: Db, systems: SystemIds, items: { rid: 
   await copyInto(tx, 'date_idx', 'rid, param, low, high', d);
   await copyInto(tx, 'reference_idx', 'rid, param, target_type, target_id', r);
   return t.length + s.length + d.length + r.length;
+}
+
+/** Raised by bulkInsert when an id is already stored: the caller writes that batch by upsert. */
+export class AlreadyStored extends Error {}
+
+/**
+ * Bulk path (empty database, secondary indexes dropped): keys are reserved from the sequence and
+ * resources and index rows go in by COPY, no upsert. A batch that meets an id already stored (the
+ * same resource twice in one load) raises AlreadyStored, and is then written by the upsert path.
+ */
+export async function bulkInsert(sql: Sql, systems: SystemIds, batch: WriteEntry[], tx: Db): Promise<WriteCounts> {
+  const entries = lastWins(batch);
+  const puts = entries.filter((e): e is Extract<WriteEntry, { op: 'put' }> => e.op === 'put');
+  if (puts.length !== entries.length) throw new AlreadyStored('deletions take the upsert path');
+  await systems.resolve(sql, systemsOf(puts));
+  // Checked before the COPY: a COPY that fails on a duplicate key is costlier to recover from.
+  const [{ stored }] = await tx<{ stored: boolean }[]>`
+    select exists (select 1 from resource r join unnest(${puts.map((e) => e.type)}::text[], ${puts.map((e) => e.id)}::text[]) as x(type, id)
+      on r.type = x.type and r.id = x.id) as stored`;
+  if (stored) throw new AlreadyStored('an id of this batch is already stored');
+  const rids = await tx<{ rid: string }[]>`select nextval(pg_get_serial_sequence('resource', 'rid'))::text as rid from generate_series(1, ${puts.length})`;
+  const lines = puts.map((e, i) =>
+    `${rids[i].rid}\t${copyText(e.type)}\t${copyText(e.id)}\t1\t${copyText(e.lastUpdated)}\t${copyText(e.text)}\n`);
+  await copyInto(tx, 'resource', 'rid, type, id, version_id, last_updated, content', lines);
+  const indexRows = await insertIndexRows(tx, systems, puts.map((e, i) => ({ rid: rids[i].rid, rows: e.rows })));
+  return { ...emptyCounts(), inserted: puts.length, indexRows };
 }
 
 export function systemsOf(entries: WriteEntry[]): string[] {
@@ -162,17 +191,15 @@ export async function writeBatch(
       counts.deleted = gone.length;
     }
     if (puts.length) {
-      const payload = puts.map((e) => ({ type: e.type, id: e.id, last_updated: e.lastUpdated, content: e.content }));
+      // The JSON of each resource is already there: the payload is spliced, not serialised again.
+      const payload = `[${puts.map((e) => `{"type":${JSON.stringify(e.type)},"id":${JSON.stringify(e.id)},"last_updated":${JSON.stringify(e.lastUpdated)},"content":${e.text}}`).join(',')}]`;
       const written = await db<{ rid: string; type: string; id: string; inserted: boolean }[]>`
-        insert into resource as r (type, id, version_id, last_updated, hash, content)
-        select x.type, x.id, 1, x.last_updated,
-          -- change detection on the canonical JSONB text, without the server's meta fields
-          decode(md5((x.content #- '{meta,versionId}' #- '{meta,lastUpdated}')::text), 'hex'), x.content
-        from jsonb_to_recordset(${db.json(payload as never)}) as x(type text, id text, last_updated timestamptz, content jsonb)
+        insert into resource as r (type, id, version_id, last_updated, content)
+        select x.type, x.id, 1, x.last_updated, x.content
+        from jsonb_to_recordset(${payload}::text::jsonb) as x(type text, id text, last_updated timestamptz, content jsonb)
         on conflict (type, id) do update
           set version_id = r.version_id + 1,
               last_updated = excluded.last_updated,
-              hash = excluded.hash,
               content = jsonb_set(excluded.content, '{meta,versionId}', to_jsonb((r.version_id + 1)::text))
           where r.hash <> excluded.hash
         returning r.rid, r.type, r.id, (r.xmax = 0) as inserted`;

@@ -9,8 +9,7 @@ import path from 'node:path';
 import { CapabilityTool, Client, type FhirResource, type SearchParams } from 'fhir-kit-client';
 import t from 'tap';
 import { FIXTURES, load, testApp } from '../helpers/app.ts';
-
-const KEY = 'test-key-0123456789abcdef';
+import { API_KEY, idsOf, refsOf, type A, type Entry } from '../helpers/search.ts';
 
 /** A free loopback port: the public base URL must be known before the app is built. */
 function freePort(): Promise<number> {
@@ -26,15 +25,14 @@ function freePort(): Promise<number> {
 
 const port = await freePort();
 const ROOT = `http://127.0.0.1:${port}`;
-const { app, db } = await testApp(t, { env: { API_KEYS: KEY, PUBLIC_BASE_URL: ROOT } });
+const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY, PUBLIC_BASE_URL: ROOT } });
 const loaded = await load(db, [path.join(FIXTURES, 'directory')]);
 await app.listen({ port, host: '127.0.0.1' });
 
-const client = new Client({ baseUrl: `${ROOT}/fhir/v2`, customHeaders: { 'SERVICE-API-KEY': KEY } });
-const clientV1 = new Client({ baseUrl: `${ROOT}/fhir/v1`, customHeaders: { 'SERVICE-API-KEY': KEY } });
+const client = new Client({ baseUrl: `${ROOT}/fhir/v2`, customHeaders: { 'SERVICE-API-KEY': API_KEY } });
+const clientV1 = new Client({ baseUrl: `${ROOT}/fhir/v1`, customHeaders: { 'SERVICE-API-KEY': API_KEY } });
 
-type A = Pick<typeof t, 'same' | 'equal' | 'ok' | 'notOk' | 'match' | 'has' | 'fail' | 'not' | 'rejects' | 'throws'>;
-interface Entry { fullUrl: string; resource: { resourceType: string; id: string }; search?: { mode: string } }
+/** A searchset as fhir-kit-client returns it: a FhirResource, so that nextPage and httpFor take it. */
 interface Bundle extends FhirResource { type?: string; total?: number; link: { relation: string; url: string }[]; entry?: Entry[] }
 interface HttpError { message: string; response?: { status: number; data: { resourceType?: string; issue?: { diagnostics?: string }[] } } }
 
@@ -49,8 +47,8 @@ async function allPages(c: Client, resourceType: string, searchParams: SearchPar
   }
   return pages;
 }
-const matches = (pages: Bundle[]) => pages.flatMap((p) => (p.entry ?? []).filter((e) => e.search?.mode === 'match').map((e) => e.resource.id));
-const includes = (pages: Bundle[]) => pages.flatMap((p) => (p.entry ?? []).filter((e) => e.search?.mode === 'include').map((e) => `${e.resource.resourceType}/${e.resource.id}`));
+const matches = (pages: Bundle[]) => pages.flatMap((p) => idsOf(p, 'match'));
+const includes = (pages: Bundle[]) => pages.flatMap((p) => refsOf(p, 'include'));
 
 /** One case by GET and by POST _search: the matches over all pages, each exactly once, and the total. */
 async function check(tt: A, c: Client, resourceType: string, searchParams: SearchParams, expected: string[], label: string) {

@@ -1,0 +1,199 @@
+// Load drivers: autocannon against a server on 127.0.0.1 (paths drawn at random per request) and
+// the same searches as SQL through postgres.js, both for a fixed duration at a fixed concurrency.
+// Latencies are recorded per request with sub-millisecond precision (autocannon's own histogram
+// rounds to whole milliseconds, too coarse for a 3 ms target).
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { connect } from 'node:net';
+import autocannon from 'autocannon';
+import type { Config } from '../src/config.ts';
+import type { Sql } from '../src/db.ts';
+import { Rng } from '../src/generate/prng.ts';
+import { execOp, type FloorOp } from './floor.ts';
+
+export interface RunStats {
+  concurrency: number;
+  durationS: number;
+  requests: number;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+  errors: number;
+  /** mean response size (HTTP only). */
+  meanBytes?: number;
+  firstError?: string;
+}
+
+function percentile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i];
+}
+
+/** Latencies in a growable Float64Array (8 bytes a request). */
+class Latencies {
+  private buf = new Float64Array(1 << 14);
+  n = 0;
+  push(v: number): void {
+    if (this.n === this.buf.length) {
+      const b = new Float64Array(this.buf.length * 2);
+      b.set(this.buf);
+      this.buf = b;
+    }
+    this.buf[this.n++] = v;
+  }
+  stats(concurrency: number, elapsedMs: number, errors: number): RunStats {
+    const s = this.buf.slice(0, this.n).sort();
+    let sum = 0;
+    for (const v of s) sum += v;
+    return {
+      concurrency,
+      durationS: elapsedMs / 1000,
+      requests: this.n,
+      rps: this.n / (elapsedMs / 1000),
+      p50: percentile(s, 0.5),
+      p90: percentile(s, 0.9),
+      p99: percentile(s, 0.99),
+      max: this.n ? s[this.n - 1] : NaN,
+      mean: this.n ? sum / this.n : NaN,
+      errors,
+    };
+  }
+}
+
+export const hashName = (s: string) => [...s].reduce((h, c) => (Math.imul(h, 31) + c.charCodeAt(0)) >>> 0, 7);
+
+export async function httpRun(opts: {
+  port: number;
+  paths: string[];
+  concurrency: number;
+  durationS: number;
+  headers: Record<string, string>;
+  seed: number;
+}): Promise<RunStats> {
+  const rng = new Rng(opts.seed, 970);
+  const lat = new Latencies();
+  let bytes = 0;
+  let non2xx = 0;
+  let firstError: string | undefined;
+  const t0 = performance.now();
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const inst = autocannon(
+      {
+        url: `http://127.0.0.1:${opts.port}`,
+        connections: opts.concurrency,
+        pipelining: 1,
+        duration: opts.durationS,
+        timeout: 60,
+        headers: opts.headers,
+        requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: opts.paths[rng.int(opts.paths.length)] }) }],
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+    inst.on('response', (_client, status, resBytes, ms) => {
+      if (status >= 200 && status < 300) {
+        lat.push(ms);
+        bytes += resBytes;
+      } else {
+        non2xx++;
+      }
+    });
+    inst.on('reqError', (err) => (firstError ??= String(err?.message ?? err)));
+  });
+  const elapsed = performance.now() - t0;
+  const st = lat.stats(opts.concurrency, elapsed, non2xx + result.errors);
+  st.meanBytes = lat.n ? bytes / lat.n : 0;
+  if (firstError) st.firstError = firstError;
+  return st;
+}
+
+/** The first non-2xx answer of a path (to show what an erroring class returns). */
+export async function probe(port: number, path: string, headers: Record<string, string>): Promise<{ status: number; ms: number; body: string }> {
+  const t0 = performance.now();
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers });
+  const body = await res.text();
+  return { status: res.status, ms: performance.now() - t0, body };
+}
+
+export async function floorRun(sql: Sql, config: Config, ops: FloorOp[], concurrency: number, durationS: number, seed: number): Promise<RunStats> {
+  const rng = new Rng(seed, 971);
+  const lat = new Latencies();
+  let errors = 0;
+  let firstError: string | undefined;
+  const t0 = performance.now();
+  const end = t0 + durationS * 1000;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const op = ops[rng.int(ops.length)];
+      const s = performance.now();
+      try {
+        await execOp(sql, op, config);
+        lat.push(performance.now() - s);
+      } catch (err) {
+        errors++;
+        firstError ??= (err as Error).message;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const st = lat.stats(concurrency, performance.now() - t0, errors);
+  if (firstError) st.firstError = firstError;
+  return st;
+}
+
+export function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+export interface Child {
+  proc: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** A node child running a TypeScript entry through tsx, its output appended to a log file. */
+export async function startChild(entry: string, args: string[], env: Record<string, string>, logFile: string, ready: () => Promise<boolean>, timeoutMs = 120_000): Promise<Child> {
+  const log = createWriteStream(logFile, { flags: 'a' });
+  const proc = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+    cwd: process.cwd(),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  proc.stdout!.pipe(log, { end: false });
+  proc.stderr!.pipe(log, { end: false });
+  let exited: number | null | undefined;
+  const exit = new Promise<void>((r) => proc.once('exit', (code) => ((exited = code), r())));
+  const stop = async () => {
+    if (exited === undefined) {
+      proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 20_000);
+      await exit;
+      clearTimeout(t);
+    }
+    log.end();
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exited !== undefined) throw new Error(`${entry} exited with code ${exited} before it was ready (see ${logFile})`);
+    if (await ready().catch(() => false)) return { proc, stop };
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await stop();
+  throw new Error(`${entry} was not ready after ${timeoutMs / 1000} s (see ${logFile})`);
+}
+
+export async function httpOk(url: string): Promise<boolean> {
+  const res = await fetch(url);
+  await res.arrayBuffer();
+  return res.ok;
+}

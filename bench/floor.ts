@@ -1,0 +1,109 @@
+// The SQL floor: the statements a search runs, executed directly with postgres.js (no HTTP, no
+// Bundle). Paths are parsed once up front with the server's own parser and compiler; each execution
+// builds the same pending queries the server builds (src/store/search.ts executeSearch): the page
+// (limit _count + 1), the count when the server would run it, and the _include/_revinclude query.
+
+import type { Config } from '../src/config.ts';
+import type { Sql } from '../src/db.ts';
+import { countQuery, pageQuery, type CompileContext } from '../src/fhir/compile.ts';
+import { parseSearch } from '../src/fhir/parse.ts';
+import type { IncludeSpec, SearchRequest } from '../src/fhir/search-request.ts';
+import { registry, type ResourceType, type Version } from '../src/registry/index.ts';
+import { SystemLookup } from '../src/store/search.ts';
+
+export interface FloorOp {
+  path: string;
+  req: SearchRequest;
+  ctx: CompileContext;
+  after?: string;
+}
+
+/** The keyset position inside a paging cursor (its payload is base64url JSON; the signature is not checked here). */
+export function cursorAfter(cursor: string): string {
+  const payload = JSON.parse(Buffer.from(cursor.split('.')[0], 'base64url').toString('utf8')) as { a: string };
+  return payload.a;
+}
+
+export async function prepareOps(sql: Sql, config: Config, base: string, paths: string[]): Promise<FloorOp[]> {
+  const systems = new SystemLookup();
+  const ops: FloorOp[] = [];
+  for (const p of paths) {
+    const u = new URL(p, base);
+    const [, , version, type] = u.pathname.split('/');
+    const req = parseSearch([...u.searchParams], {
+      version: version as Version,
+      type: type as ResourceType,
+      registry,
+      strict: false,
+      bases: [`${base}/fhir/v1`, `${base}/fhir/v2`],
+      now: Date.now(),
+      defaultCount: config.defaultCount,
+      maxCount: config.maxCount,
+      maxValuesPerParam: config.maxValuesPerParam,
+      maxParams: config.maxParams,
+    });
+    const ctx = await systems.prepare(sql, req);
+    ops.push({ path: p, req, ctx, after: req.cursor ? cursorAfter(req.cursor) : undefined });
+  }
+  return ops;
+}
+
+const isTimeout = (err: unknown) => (err as { code?: string })?.code === '57014';
+
+/** The include statements of src/store/search.ts fetchIncludes (same SQL, same cap). */
+async function includes(sql: Sql, req: SearchRequest, matches: { rid: string; id: string }[], cap: number): Promise<number> {
+  if (matches.length === 0 || (req.include.length === 0 && req.revinclude.length === 0)) return 0;
+  const rids = matches.map((m) => m.rid);
+  const ids = matches.map((m) => m.id);
+  const limit = cap + 1;
+  let n = 0;
+  const forward = (spec: IncludeSpec) =>
+    spec.targetType ? sql`(x.param = ${spec.param.id} and x.target_type = ${spec.targetType})` : sql`x.param = ${spec.param.id}`;
+  if (req.include.length) {
+    const cond = req.include.map(forward).reduce((a, b) => sql`${a} or ${b}`);
+    const rows = await sql`
+      select r.rid, r.type, r.id, r.content::text as content from resource r
+      where (r.type, r.id) in (select x.target_type, x.target_id from reference_idx x where x.rid = any(${rids}::bigint[]) and (${cond}))
+      order by r.rid limit ${limit}`;
+    n += rows.length;
+  }
+  if (req.revinclude.length && n <= cap) {
+    const params = [...new Set(req.revinclude.map((s) => s.param.id))];
+    const rows = await sql`
+      select r.rid, r.type, r.id, r.content::text as content from resource r
+      where r.rid in (select x.rid from reference_idx x
+        where x.param = any(${params}::int[]) and x.target_type = ${req.type} and x.target_id = any(${ids}::text[]))
+      order by r.rid limit ${limit}`;
+    n += rows.length;
+  }
+  return n;
+}
+
+/** One search's statements, in the order the server runs them. */
+export async function execOp(sql: Sql, op: FloorOp, config: Config): Promise<void> {
+  const { req, ctx } = op;
+  const page = await pageQuery(ctx, req, op.after, req.count + 1);
+  const hasNext = page.length > req.count;
+  const matches = hasNext ? page.slice(0, req.count) : page;
+  if (op.after === undefined && hasNext && req.total !== 'none') {
+    if (req.total === 'accurate') await countQuery(ctx, req);
+    else if (req.total === undefined) {
+      try {
+        await sql.begin(async (tx) => {
+          await tx.unsafe(`set local statement_timeout = ${Math.floor(config.totalBudgetMs)}`);
+          await countQuery({ ...ctx, sql: tx as unknown as Sql }, req);
+        });
+      } catch (err) {
+        if (!isTimeout(err)) throw err;
+      }
+    }
+  }
+  await includes(sql, req, matches, config.includeCap);
+}
+
+/** EXPLAIN (ANALYZE, BUFFERS) of the page statement (the pending query nests as a fragment). */
+export async function explainPage(sql: Sql, op: FloorOp): Promise<string> {
+  const ctx = { ...op.ctx, sql };
+  const rows = await sql`explain (analyze, buffers) ${pageQuery(ctx, op.req, op.after, op.req.count + 1)}`;
+  return rows.map((r) => (r as Record<string, string>)['QUERY PLAN']).join('\n');
+}

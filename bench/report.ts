@@ -1,0 +1,221 @@
+// The benchmark report: one JSON document (everything measured) and a Markdown rendering of it,
+// with the targets of the issue evaluated against the figures.
+
+import type { RunStats } from './drive.ts';
+
+export interface ClassRun {
+  concurrency: number;
+  http: RunStats;
+  floor?: RunStats;
+  /** HTTP requests/s ÷ floor requests/s. */
+  ratio?: number;
+}
+
+export interface ClassResult {
+  name: string;
+  description: string;
+  distinctPaths: number;
+  examplePath: string;
+  totalNone: boolean;
+  loadavg1: number;
+  runs: ClassRun[];
+}
+
+export interface LoadFigures {
+  resources: number;
+  indexRows?: number;
+  bytes?: number;
+  ms: number;
+  rps: number;
+  indexRowsPerS?: number;
+  /** ingest (rows streamed in) vs the index rebuild + vacuum that follows, for the bulk path. */
+  ingestMs?: number;
+  ratioToCopy?: number;
+  method?: string;
+}
+
+export interface Target {
+  name: string;
+  goal: string;
+  measured: string;
+  met: boolean | null;
+  note?: string;
+}
+
+export interface BenchResult {
+  date: string;
+  startedAt: string;
+  finishedAt: string;
+  elapsedS: number;
+  options: Record<string, unknown>;
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    memoryBytes: number;
+    node: string;
+    postgres: string;
+    platform: string;
+    loadavg: Record<string, number[]>;
+  };
+  dataset: { dir: string; seed: number; counts: Record<string, number>; totalResources: number; bytes: number; reused: boolean; generateMs?: number };
+  database: { embedded: boolean; sizeBytes: number; tables: Record<string, number>; rows: Record<string, number> };
+  copyFloor?: LoadFigures & { tableBytes?: number };
+  /** the loader's CPU side alone (read + parse + extract, no database). */
+  parseOnly?: LoadFigures;
+  bulk?: LoadFigures;
+  incremental?: LoadFigures | { skipped: string };
+  ceiling: ClassRun[];
+  classes: ClassResult[];
+  deepWalk?: {
+    pageSize: number;
+    pages: number;
+    resources: number;
+    totalMs: number;
+    firstPageMs: number;
+    depths: { label: string; depth: number; page: number; ms: number }[];
+  };
+  explain: { class: string; path: string; plan: string }[];
+  targets: Target[];
+  notes: string[];
+}
+
+const f1 = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? '–' : n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+const int = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? '–' : Math.round(n).toLocaleString('en-US'));
+const ratio = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? '–' : n.toFixed(2));
+const gib = (n: number) => `${(n / 1024 ** 3).toFixed(2)} GiB`;
+const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;
+
+const runOf = (r: BenchResult, cls: string, c: number) => r.classes.find((x) => x.name === cls)?.runs.find((x) => x.concurrency === c);
+
+/** The targets of the issue (set for scale 1.0 on a 2-core machine), evaluated on this run. */
+export function evaluateTargets(r: BenchResult): Target[] {
+  const out: Target[] = [];
+  const copy = r.copyFloor?.rps;
+  if (r.bulk && copy) {
+    const x = r.bulk.rps / copy;
+    out.push({ name: 'bulk load', goal: '≥ 0.5 × COPY floor', measured: `${ratio(x)} × (${int(r.bulk.rps)} vs ${int(copy)} resources/s)`, met: x >= 0.5 });
+  } else out.push({ name: 'bulk load', goal: '≥ 0.5 × COPY floor', measured: 'not measured (--skip-load)', met: null });
+  const inc = r.incremental && 'rps' in r.incremental ? r.incremental : undefined;
+  if (inc && copy) {
+    const x = inc.rps / copy;
+    out.push({ name: 'incremental load', goal: '≥ 0.2 × COPY floor', measured: `${ratio(x)} × (${int(inc.rps)} vs ${int(copy)} resources/s)`, met: x >= 0.2 });
+  } else out.push({ name: 'incremental load', goal: '≥ 0.2 × COPY floor', measured: 'not measured', met: null });
+
+  const p99 = (cls: string, limit: number) => {
+    const run = runOf(r, cls, 1);
+    if (!run) return;
+    out.push({ name: `${cls} c=1 p99`, goal: `< ${limit} ms`, measured: `${f1(run.http.p99)} ms`, met: run.http.p99 < limit && run.http.errors === 0, note: run.http.errors ? `${run.http.errors} errors` : undefined });
+  };
+  p99('identifier', 3);
+  p99('id', 3);
+  p99('name-prefix', 15);
+  p99('name-prefix-accented', 15);
+  p99('contains', 150);
+  p99('include', 20);
+  p99('revinclude', 20);
+
+  const deep = r.classes.find((c) => c.name === 'deep-first');
+  if (deep && r.deepWalk) {
+    const first = deep.runs.find((x) => x.concurrency === 1);
+    const last = r.classes.find((c) => c.name === 'deep-last')?.runs.find((x) => x.concurrency === 1);
+    const label = r.deepWalk.depths.at(-1)?.label ?? '';
+    if (first && last) {
+      const x = last.http.p50 / first.http.p50;
+      out.push({ name: `deep page (${label}) c=1 median`, goal: '≤ 1.5 × first page', measured: `${ratio(x)} × (${f1(last.http.p50)} vs ${f1(first.http.p50)} ms)`, met: x <= 1.5 });
+    }
+  }
+
+  for (const cls of r.classes) {
+    const run = cls.runs.find((x) => x.concurrency === 16);
+    if (!run?.floor || run.ratio === undefined) continue;
+    const need = cls.name === 'identifier' || cls.name === 'id' ? 0.7 : 0.5;
+    out.push({ name: `${cls.name} c=16 throughput`, goal: `≥ ${need} × floor`, measured: `${ratio(run.ratio)} × (${int(run.http.rps)} vs ${int(run.floor.rps)} req/s)`, met: run.ratio >= need });
+  }
+  const slow = r.classes.filter((c) => c.name !== 'total-accurate').flatMap((c) => c.runs.filter((x) => x.concurrency === 16).map((x) => ({ c, x })));
+  if (slow.length) {
+    const worst = slow.reduce((a, b) => (b.x.http.max > a.x.http.max ? b : a));
+    const over = slow.filter((s) => s.x.http.max >= 1000).map((s) => s.c.name);
+    out.push({
+      name: 'c=16 slowest request', goal: '< 1 s (every class but total-accurate)',
+      measured: `${f1(worst.x.http.max)} ms (${worst.c.name})`, met: over.length === 0, note: over.length ? `over 1 s: ${over.join(', ')}` : undefined,
+    });
+  }
+  return out;
+}
+
+function runRow(name: string, run: ClassRun, extra = ''): string {
+  const h = run.http;
+  const fl = run.floor;
+  return `| ${name}${extra} | ${run.concurrency} | ${int(h.rps)} | ${f1(h.p50)} | ${f1(h.p99)} | ${f1(h.max)} | ${h.errors} | ${fl ? int(fl.rps) : '–'} | ${fl ? f1(fl.p50) : '–'} | ${fl ? f1(fl.p99) : '–'} | ${fl ? f1(fl.max) : '–'} | ${fl ? fl.errors : '–'} | ${ratio(run.ratio)} |`;
+}
+
+export function renderMarkdown(r: BenchResult): string {
+  const L: string[] = [];
+  const m = r.machine;
+  L.push(`# Benchmark — scale ${r.options.scale}, ${r.date}`, '');
+  L.push(`Run \`npm run bench -- ${String(r.options.argv ?? '')}\` took **${(r.elapsedS / 60).toFixed(1)} min** (${r.startedAt} → ${r.finishedAt}).`, '');
+  L.push('## Machine', '');
+  L.push('| | |', '|---|---|');
+  L.push(`| CPUs | ${m.cpus} × ${m.cpuModel} |`);
+  L.push(`| memory | ${gib(m.memoryBytes)} |`);
+  L.push(`| node | ${m.node} (${m.platform}) |`);
+  L.push(`| PostgreSQL | ${m.postgres} (${r.database.embedded ? 'embedded, server profile' : 'external DATABASE_URL'}) |`);
+  for (const [k, v] of Object.entries(m.loadavg)) L.push(`| load average ${k} | ${v.map((x) => x.toFixed(2)).join(' / ')} (1 / 5 / 15 min) |`);
+  L.push('');
+  L.push('## Dataset and database', '');
+  const d = r.dataset;
+  L.push(`Seed ${d.seed}, ${d.reused ? 'reused from' : 'generated into'} \`${d.dir}\`${d.generateMs ? ` in ${(d.generateMs / 1000).toFixed(1)} s` : ''}: ` +
+    `${int(d.totalResources)} resources, ${gib(d.bytes)} of NDJSON (${Object.entries(d.counts).map(([k, v]) => `${k} ${int(v)}`).join(', ')}).`, '');
+  L.push(`Database after the load: ${gib(r.database.sizeBytes)} (${Object.entries(r.database.tables).map(([k, v]) => `${k} ${mib(v)}`).join(', ')}); ` +
+    `rows: ${Object.entries(r.database.rows).map(([k, v]) => `${k} ${int(v)}`).join(', ')}.`, '');
+
+  L.push('## Load', '');
+  L.push('| path | resources | time | resources/s | index rows/s | × COPY floor | how |', '|---|---|---|---|---|---|---|');
+  const lrow = (name: string, x: LoadFigures | undefined, how: string) =>
+    x && L.push(`| ${name} | ${int(x.resources)} | ${(x.ms / 1000).toFixed(1)} s | ${int(x.rps)} | ${int(x.indexRowsPerS)} | ${ratio(x.ratioToCopy)} | ${how} |`);
+  lrow('COPY floor', r.copyFloor, `one \`COPY … (format csv)\` per file into a one-column jsonb table (${r.copyFloor?.tableBytes ? gib(r.copyFloor.tableBytes) : ''})`);
+  lrow('loader CPU only', r.parseOnly, 'read + JSON.parse + validate + extract (`readEntries` + `preparePut`), no database: the ceiling of the loader\'s single Node thread');
+  lrow('loader, bulk', r.bulk, `\`loadFiles(…, { bulk: true })\` into an empty database; rows streamed in ${r.bulk?.ingestMs ? `${(r.bulk.ingestMs / 1000).toFixed(1)} s` : '?'}, then indexes rebuilt + VACUUM ANALYZE`);
+  if (r.incremental && 'rps' in r.incremental) lrow('loader, incremental', r.incremental, r.incremental.method ?? '');
+  else if (r.incremental) L.push(`| loader, incremental | – | – | – | – | – | skipped: ${r.incremental.skipped} |`);
+  if (!r.copyFloor && !r.bulk) L.push('| (load skipped: --skip-load) | | | | | | |');
+  L.push('');
+
+  L.push('## Searches', '');
+  L.push('HTTP: autocannon on 127.0.0.1 against the server (child process, RATE_LIMIT=0, LOG_LEVEL=warn), a path drawn at random for each request. ' +
+    'Floor: the same statements through postgres.js in the bench process (page with limit _count+1, the count when the server would run it, the include query). ' +
+    'Latencies in ms; errors = non-2xx + socket errors; ratio = HTTP req/s ÷ floor req/s.', '');
+  L.push('| class | c | HTTP req/s | p50 | p99 | max | err | floor req/s | p50 | p99 | max | err | ratio |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const run of r.ceiling) L.push(runRow('**hello-world ceiling**', run));
+  for (const c of r.classes) for (const run of c.runs) L.push(runRow(c.name, run, c.totalNone ? '' : ' ¹'));
+  L.push('', '¹ without `_total=none`: a full first page also runs the count (within TOTAL_BUDGET_MS, or `_total=accurate`). Every other class sends `_total=none`, so its HTTP and floor run the same statements.', '');
+  L.push('| class | paths | load avg (1 min) at start | example | what |', '|---|---|---|---|---|');
+  for (const c of r.classes) L.push(`| ${c.name} | ${c.distinctPaths} | ${c.loadavg1.toFixed(2)} | \`${c.examplePath.replace(/\|/g, '\\|')}\` | ${c.description.replace(/\|/g, '\\|')} |`);
+  L.push('');
+  if (r.deepWalk) {
+    const w = r.deepWalk;
+    L.push('## Deep paging', '');
+    L.push(`Walked \`Practitioner?_total=none&_count=${w.pageSize}\` through ${w.pages} pages (${int(w.resources)} resources) in ${(w.totalMs / 1000).toFixed(1)} s, following the \`next\` links, one request at a time.`, '');
+    L.push('| page | depth (resources before it) | latency during the walk |', '|---|---|---|');
+    L.push(`| first | 0 | ${f1(w.firstPageMs)} ms |`);
+    for (const x of w.depths) L.push(`| ${x.label} (page ${x.page}) | ${int(x.depth)} | ${f1(x.ms)} ms |`);
+    L.push('', 'The classes `deep-first` (first page), `deep-mid` and `deep-last` replay the first page and the `next` URLs of the five pages ending at each depth under load.', '');
+  }
+  L.push('## Targets', '');
+  L.push('The targets are set for scale 1.0; this run is at scale ' + String(r.options.scale) + ', so they are indicative below that.', '');
+  L.push('| target | goal | measured | met |', '|---|---|---|---|');
+  for (const t of r.targets) L.push(`| ${t.name} | ${t.goal} | ${t.measured}${t.note ? ` (${t.note})` : ''} | ${t.met === null ? 'n/a' : t.met ? 'met' : '**missed**'} |`);
+  L.push('');
+  if (r.explain.length) {
+    L.push('## EXPLAIN (ANALYZE, BUFFERS) of the slowest classes', '');
+    for (const e of r.explain) {
+      L.push(`### ${e.class}`, '', `\`${e.path}\``, '', '```', e.plan, '```', '');
+    }
+  }
+  if (r.notes.length) {
+    L.push('## Notes', '');
+    for (const n of r.notes) L.push(`* ${n}`);
+    L.push('');
+  }
+  return `${L.join('\n')}\n`;
+}
