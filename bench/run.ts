@@ -451,7 +451,8 @@ async function main(): Promise<number> {
       result.deepWalk = w;
       log(`  ${walk.pages} pages in ${(walk.totalMs / 1000).toFixed(1)} s; first ${walk.firstPageMs.toFixed(1)} ms, ` +
         walk.depths.map((d) => `${d.label} ${d.ms.toFixed(1)} ms`).join(', '));
-      const at = Math.max(0, classes.findIndex((c) => c.name === 'total-accurate'));
+      const ta = classes.findIndex((c) => c.name === 'total-accurate');
+      const at = ta < 0 ? classes.length : ta;
       classes.splice(at, 0, ...windows.map((x) => ({
         name: x.name,
         description: x.name === 'deep-first' ? 'Practitioner?_total=none&_count=1000, first page'
@@ -545,7 +546,9 @@ async function main(): Promise<number> {
     }
     report.targets = evaluateTargets(report);
     await mkdir(opts.out, { recursive: true });
-    const stem = path.join(opts.out, `${report.date}-scale-${opts.scale}`);
+    // a run on a subset of the classes does not overwrite the day's full report
+    const partial = opts.classes.length < CLASS_NAMES.length ? '-partial' : '';
+    const stem = path.join(opts.out, `${report.date}-scale-${opts.scale}${partial}`);
     await writeFile(`${stem}.json`, `${JSON.stringify(report, null, 2)}\n`);
     await writeFile(`${stem}.md`, renderMarkdown(report));
     log(`report: ${stem}.md (${(report.elapsedS / 60).toFixed(1)} min)`);

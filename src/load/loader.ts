@@ -14,6 +14,8 @@ export interface LoadOptions {
   strict?: boolean;
   bulk?: boolean;
   batchSize?: number;
+  /** batches written at once (default 2; 1 with --strict, whose file is one transaction). */
+  concurrency?: number;
   /** called once per rejected entry: `where` is file:line or file#entry[i]. */
   onReject?: (where: string, reason: string) => void;
   onProgress?: (p: { entries: number; bytes: number }) => void;
@@ -24,6 +26,8 @@ export interface LoadSummary extends WriteCounts {
   rejectedFiles: number;
   files: number;
   elapsedMs: number;
+  /** bulk only: time spent building the indexes (and vacuum/analyze) at the end. */
+  indexMs: number;
 }
 
 class StrictAbort extends Error {}
@@ -80,10 +84,33 @@ export async function loadFiles(sql: Sql, registry: Registry, files: string[], o
     counts = addCounts(counts, c);
   };
 
+  // Batches are written by up to `concurrency` transactions at once (PostgreSQL is the slower side
+  // and has a core of its own per connection); a batch that shares an id with one in flight waits
+  // for it, so the last entry for an id still wins.
+  const inflight = new Map<Promise<void>, Set<string>>();
+  let failure: unknown;
+  const submit = async (batch: WriteEntry[], concurrency: number, tx?: Parameters<typeof writeBatch>[4]) => {
+    const keys = new Set(batch.map((e) => `${e.type}/${e.id}`));
+    for (const [p, ks] of inflight) if ([...keys].some((k) => ks.has(k))) await p.catch(() => {});
+    while (inflight.size >= concurrency) await Promise.race(inflight.keys()).catch(() => {});
+    if (failure) throw failure;
+    const p: Promise<void> = write(batch, tx)
+      .catch((err) => {
+        failure ??= err;
+      })
+      .finally(() => inflight.delete(p));
+    inflight.set(p, keys);
+  };
+  const drain = async () => {
+    await Promise.all(inflight.keys());
+    if (failure) throw failure;
+  };
+
   for (const file of files) {
     const run = async (tx?: Parameters<typeof writeBatch>[4]) => {
+      // One transaction (--strict) means one writer.
+      const concurrency = tx ? 1 : (opts.concurrency ?? 2);
       let batch: WriteEntry[] = [];
-      let pending: Promise<void> = Promise.resolve();
       let fileRejected = false;
       for await (const raw of readEntries(file, (n) => (bytes += n))) {
         entries++;
@@ -96,16 +123,12 @@ export async function loadFiles(sql: Sql, registry: Registry, files: string[], o
         if (opts.strict && fileRejected) continue; // keep reporting, stop writing
         batch.push(e);
         if (batch.length >= batchSize) {
-          const b = batch;
+          await submit(batch, concurrency, tx);
           batch = [];
-          await pending;
-          // Overlap: the next batch is parsed while this one is written.
-          pending = write(b, tx);
-          pending.catch(() => {});
         }
         if (entries % 1000 === 0) opts.onProgress?.({ entries, bytes });
       }
-      await pending;
+      await drain();
       if (opts.strict && fileRejected) throw new StrictAbort();
       if (batch.length) await write(batch, tx);
     };
@@ -124,9 +147,14 @@ export async function loadFiles(sql: Sql, registry: Registry, files: string[], o
     }
     opts.onProgress?.({ entries, bytes });
   }
-  if (bulk) await finishBulk(sql, bulk, registry, systems);
+  let indexMs = 0;
+  if (bulk) {
+    const t1 = Date.now();
+    await finishBulk(sql, bulk, registry, systems);
+    indexMs = Date.now() - t1;
+  }
   await sql`analyze resource`;
-  return { ...counts, rejected, rejectedFiles, files: files.length, elapsedMs: Date.now() - t0 };
+  return { ...counts, rejected, rejectedFiles, files: files.length, elapsedMs: Date.now() - t0, indexMs };
 }
 
 /** Re-extracts and rewrites the index rows of the given resources (used after a bulk load). */
