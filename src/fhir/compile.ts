@@ -100,9 +100,14 @@ function ridSet(ctx: CompileContext, c: Positive, type: string, depth: number): 
       return sql`select t.rid from token_idx t where t.param = ${c.param.id} and ${tokenValues(ctx, c.values)}`;
     case 'string': {
       const match = stringValues(ctx, c.mode, c.values);
-      return match
-        ? sql`select s.rid from string_idx s where s.param = ${c.param.id} and ${match}`
-        : sql`select s.rid from string_idx s where s.param = ${c.param.id}`;
+      if (!match) return sql`select s.rid from string_idx s where s.param = ${c.param.id}`;
+      const set = sql`select s.rid from string_idx s where s.param = ${c.param.id} and ${match}`;
+      // :contains — the planner cannot estimate '%needle%' and walks the parameter in key order,
+      // which is fast for a common needle and slow for a rare one. Needles of 4+ folded characters
+      // (2+ trigrams) are nearly always rare: their whole set comes from the trigram index first
+      // (OFFSET 0 keeps the subquery from being flattened into the ordered walk).
+      if (c.mode === 'contains' && c.values.every((v) => normalize(v).length >= 4)) return sql`select s.rid from (${set} offset 0) s`;
+      return set;
     }
     case 'date':
       return sql`select d.rid from date_idx d where d.param = ${c.param.id} and (${join(sql, c.values.map((v) => dateValue(ctx, v)), 'or')})`;
