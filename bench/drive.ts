@@ -4,7 +4,7 @@
 // rounds to whole milliseconds, too coarse for a 3 ms target).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import autocannon from 'autocannon';
 import type { Config } from '../src/config.ts';
@@ -25,6 +25,12 @@ export interface RunStats {
   errors: number;
   /** mean response size (HTTP only). */
   meanBytes?: number;
+  /** CPU time of the server process per request, ms (HTTP only). */
+  serverCpuMsPerReq?: number;
+  /** CPU use of the server process, % of one core (HTTP only): near 100 = its one thread is the bottleneck. */
+  serverCpuPct?: number;
+  /** share of the machine's CPU time that was busy during the run (all processes, all cores), %. */
+  machineBusyPct?: number;
   firstError?: string;
 }
 
@@ -158,6 +164,8 @@ export function portInUse(port: number): Promise<boolean> {
 
 export interface Child {
   proc: ChildProcess;
+  /** how the process ended, if it did (a server killed under load must not go unnoticed). */
+  exited(): { code: number | null; signal: NodeJS.Signals | null } | undefined;
   stop(): Promise<void>;
 }
 
@@ -171,8 +179,8 @@ export async function startChild(entry: string, args: string[], env: Record<stri
   });
   proc.stdout!.pipe(log, { end: false });
   proc.stderr!.pipe(log, { end: false });
-  let exited: number | null | undefined;
-  const exit = new Promise<void>((r) => proc.once('exit', (code) => ((exited = code), r())));
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  const exit = new Promise<void>((r) => proc.once('exit', (code, signal) => ((exited = { code, signal }), r())));
   const stop = async () => {
     if (exited === undefined) {
       proc.kill('SIGTERM');
@@ -184,8 +192,8 @@ export async function startChild(entry: string, args: string[], env: Record<stri
   };
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (exited !== undefined) throw new Error(`${entry} exited with code ${exited} before it was ready (see ${logFile})`);
-    if (await ready().catch(() => false)) return { proc, stop };
+    if (exited !== undefined) throw new Error(`${entry} exited (code ${exited.code}, signal ${exited.signal}) before it was ready (see ${logFile})`);
+    if (await ready().catch(() => false)) return { proc, stop, exited: () => exited };
     await new Promise((r) => setTimeout(r, 250));
   }
   await stop();
@@ -196,4 +204,47 @@ export async function httpOk(url: string): Promise<boolean> {
   const res = await fetch(url);
   await res.arrayBuffer();
   return res.ok;
+}
+
+const CLK_TCK = 100;
+
+/** CPU time (user + system) of a process so far, ms; undefined off Linux or once it is gone. */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Busy and total CPU time of the whole machine so far (jiffies, all cores). */
+export function machineCpu(): { busy: number; total: number } | undefined {
+  try {
+    const [, ...v] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+    const n = v.map(Number);
+    const total = n.slice(0, 8).reduce((a, b) => a + b, 0);
+    return { busy: total - n[3] - n[4], total };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `run` and adds the CPU figures of the machine and, when given, of one process. */
+export async function withCpu(pid: number | undefined, run: () => Promise<RunStats>): Promise<RunStats> {
+  const m0 = machineCpu();
+  const p0 = processCpuMs(pid);
+  const t0 = performance.now();
+  const st = await run();
+  const wall = performance.now() - t0;
+  const m1 = machineCpu();
+  const p1 = processCpuMs(pid);
+  if (m0 && m1 && m1.total > m0.total) st.machineBusyPct = (100 * (m1.busy - m0.busy)) / (m1.total - m0.total);
+  if (p0 !== undefined && p1 !== undefined) {
+    st.serverCpuPct = (100 * (p1 - p0)) / wall;
+    st.serverCpuMsPerReq = st.requests ? (p1 - p0) / st.requests : undefined;
+  }
+  return st;
 }

@@ -101,9 +101,38 @@ export async function execOp(sql: Sql, op: FloorOp, config: Config): Promise<voi
   await includes(sql, req, matches, config.includeCap);
 }
 
-/** EXPLAIN (ANALYZE, BUFFERS) of the page statement (the pending query nests as a fragment). */
-export async function explainPage(sql: Sql, op: FloorOp): Promise<string> {
+const planText = (rows: readonly Record<string, unknown>[]) => rows.map((r) => String(r['QUERY PLAN'])).join('\n');
+
+/**
+ * EXPLAIN (ANALYZE, BUFFERS) of the page statement (the pending query nests as a fragment) and, for
+ * a search with _include/_revinclude, of the include statements on the page's matches.
+ */
+export async function explainPage(sql: Sql, op: FloorOp, config: Config): Promise<string> {
   const ctx = { ...op.ctx, sql };
-  const rows = await sql`explain (analyze, buffers) ${pageQuery(ctx, op.req, op.after, op.req.count + 1)}`;
-  return rows.map((r) => (r as Record<string, string>)['QUERY PLAN']).join('\n');
+  const { req } = op;
+  const out = [planText(await sql`explain (analyze, buffers) ${pageQuery(ctx, req, op.after, req.count + 1)}`)];
+  if (req.include.length || req.revinclude.length) {
+    const page = (await pageQuery(ctx, req, op.after, req.count + 1)).slice(0, req.count);
+    const rids = page.map((m) => m.rid);
+    const ids = page.map((m) => m.id);
+    const limit = config.includeCap + 1;
+    if (req.include.length) {
+      const cond = req.include
+        .map((spec) => (spec.targetType ? sql`(x.param = ${spec.param.id} and x.target_type = ${spec.targetType})` : sql`x.param = ${spec.param.id}`))
+        .reduce((a, b) => sql`${a} or ${b}`);
+      out.push('-- _include statement', planText(await sql`explain (analyze, buffers)
+        select r.rid, r.type, r.id, r.content::text as content from resource r
+        where (r.type, r.id) in (select x.target_type, x.target_id from reference_idx x where x.rid = any(${rids}::bigint[]) and (${cond}))
+        order by r.rid limit ${limit}`));
+    }
+    if (req.revinclude.length) {
+      const params = [...new Set(req.revinclude.map((s) => s.param.id))];
+      out.push('-- _revinclude statement', planText(await sql`explain (analyze, buffers)
+        select r.rid, r.type, r.id, r.content::text as content from resource r
+        where r.rid in (select x.rid from reference_idx x
+          where x.param = any(${params}::int[]) and x.target_type = ${req.type} and x.target_id = any(${ids}::text[]))
+        order by r.rid limit ${limit}`));
+    }
+  }
+  return out.join('\n');
 }

@@ -146,7 +146,9 @@ export function evaluateTargets(r: BenchResult): Target[] {
 function runRow(name: string, run: ClassRun, extra = ''): string {
   const h = run.http;
   const fl = run.floor;
-  return `| ${name}${extra} | ${run.concurrency} | ${int(h.rps)} | ${f1(h.p50)} | ${f1(h.p99)} | ${f1(h.max)} | ${h.errors} | ${fl ? int(fl.rps) : '–'} | ${fl ? f1(fl.p50) : '–'} | ${fl ? f1(fl.p99) : '–'} | ${fl ? f1(fl.max) : '–'} | ${fl ? fl.errors : '–'} | ${ratio(run.ratio)} |`;
+  const cpu = h.serverCpuPct === undefined ? '–' : `${h.serverCpuPct.toFixed(0)} % · ${f1(h.serverCpuMsPerReq)}`;
+  const busy = (x: RunStats | undefined) => (x?.machineBusyPct === undefined ? '–' : x.machineBusyPct.toFixed(0));
+  return `| ${name}${extra} | ${run.concurrency} | ${int(h.rps)} | ${f1(h.p50)} | ${f1(h.p99)} | ${f1(h.max)} | ${h.errors} | ${cpu} | ${busy(h)} | ${fl ? int(fl.rps) : '–'} | ${fl ? f1(fl.p50) : '–'} | ${fl ? f1(fl.p99) : '–'} | ${fl ? f1(fl.max) : '–'} | ${fl ? fl.errors : '–'} | ${busy(fl)} | ${ratio(run.ratio)} |`;
 }
 
 export function renderMarkdown(r: BenchResult): string {
@@ -184,8 +186,10 @@ export function renderMarkdown(r: BenchResult): string {
   L.push('## Searches', '');
   L.push('HTTP: autocannon on 127.0.0.1 against the server (child process, RATE_LIMIT=0, LOG_LEVEL=warn), a path drawn at random for each request. ' +
     'Floor: the same statements through postgres.js in the bench process (page with limit _count+1, the count when the server would run it, the include query). ' +
-    'Latencies in ms; errors = non-2xx + socket errors; ratio = HTTP req/s ÷ floor req/s.', '');
-  L.push('| class | c | HTTP req/s | p50 | p99 | max | err | floor req/s | p50 | p99 | max | err | ratio |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    'Latencies in ms; errors = non-2xx + socket errors; ratio = HTTP req/s ÷ floor req/s. ' +
+    '"server CPU" is the CPU use of the server process (% of one core: it runs one Node thread, so ~100 % means the server is the bottleneck) and its CPU time per request; ' +
+    '"busy %" is the share of the whole machine\'s CPU time (2 cores, every process) that was busy during the run.', '');
+  L.push('| class | c | HTTP req/s | p50 | p99 | max | err | server CPU · ms/req | busy % | floor req/s | p50 | p99 | max | err | busy % | ratio |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const run of r.ceiling) L.push(runRow('**hello-world ceiling**', run));
   for (const c of r.classes) for (const run of c.runs) L.push(runRow(c.name, run, c.totalNone ? '' : ' ¹'));
   L.push('', '¹ without `_total=none`: a full first page also runs the count (within TOTAL_BUDGET_MS, or `_total=accurate`). Every other class sends `_total=none`, so its HTTP and floor run the same statements.', '');

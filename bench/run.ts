@@ -23,7 +23,7 @@ import {
   BENCH_DIR, diskPlan, existingDataset, formatBytes, freeBytes, generateDataset, incrementalSlice, sampleResources, scaleDir,
   type Dataset,
 } from './dataset.ts';
-import { floorRun, hashName, httpOk, httpRun, portInUse, probe, startChild, type Child, type RunStats } from './drive.ts';
+import { floorRun, hashName, httpOk, httpRun, portInUse, probe, startChild, withCpu, type Child, type RunStats } from './drive.ts';
 import { explainPage, prepareOps, type FloorOp } from './floor.ts';
 import { evaluateTargets, renderMarkdown, type BenchResult, type ClassResult, type LoadFigures } from './report.ts';
 
@@ -34,7 +34,7 @@ const USAGE = `usage: npm run bench -- [options]
   --skip-load                 reuse the database loaded by an earlier run (bench/data/scale-<s>/db)
   --classes a,b               only these query classes (default: all): ${CLASS_NAMES.join(', ')}
   --database-url <url>        an external PostgreSQL instead of the embedded one; its database must be
-                              empty unless --skip-load (scratch databases bench_incr is created next to it)
+                              empty unless --skip-load (a scratch database bench_incr is created next to it)
   --seed <n>                  dataset and sampling seed, default 1
   --port <n>                  server port on 127.0.0.1, default 18431 (hello-world: port + 1)
   --incremental <fraction>    share of the dataset loaded incrementally, default 0.1 (0 = skip)
@@ -421,11 +421,29 @@ async function main(): Promise<number> {
     loadavg['before the searches'] = la();
     const logFile = path.join(dir, 'server.log');
     log(`starting the server on 127.0.0.1:${opts.port} (log: ${logFile})`);
-    const server = await startChild('src/server.ts', [], {
+    const startServer = () => startChild('src/server.ts', [], {
       PORT: String(opts.port), HOST: '127.0.0.1', DATABASE_URL: mainUrl, RATE_LIMIT: '0', API_KEYS: BENCH_KEY,
       LOG_LEVEL: 'warn', LOAD_DEMO_DATA: 'false', CURSOR_SECRET: 'bench-cursor-secret-0123456789',
     }, logFile, () => httpOk(`http://127.0.0.1:${opts.port}/ready`));
+    let server = await startServer();
     children.push(server);
+    /** Restarts the server if it is gone (noted in the report); true when it had to. */
+    const ensureServer = async (where: string): Promise<boolean> => {
+      const gone = server.exited();
+      if (!gone) return false;
+      const msg = `the server process ended during ${where} (exit code ${gone.code}, signal ${gone.signal}); it was restarted and the run repeated`;
+      log(`  ${msg}`);
+      notes.push(msg);
+      children.splice(children.indexOf(server), 1);
+      server = await startServer();
+      children.push(server);
+      return true;
+    };
+    const serverRun = async (where: string, run: () => Promise<RunStats>): Promise<RunStats> => {
+      await ensureServer(`the run before ${where}`);
+      const st = await withCpu(server.proc.pid, run);
+      return (await ensureServer(where)) ? withCpu(server.proc.pid, run) : st;
+    };
     const hello = await startChild(path.join('bench', 'hello.ts'), [String(opts.port + 1)], {}, path.join(dir, 'hello.log'),
       () => httpOk(`http://127.0.0.1:${opts.port + 1}/hello`));
     children.push(hello);
@@ -437,7 +455,7 @@ async function main(): Promise<number> {
     log('hello-world ceiling');
     const ceiling = [];
     for (const c of CONCURRENCY) {
-      const http = await httpRun({ port: opts.port + 1, paths: ['/hello'], concurrency: c, durationS: opts.duration, headers, seed: opts.seed });
+      const http = await withCpu(hello.proc.pid, () => httpRun({ port: opts.port + 1, paths: ['/hello'], concurrency: c, durationS: opts.duration, headers, seed: opts.seed }));
       ceiling.push({ concurrency: c, http });
       log(`  c=${c}: ${Math.round(http.rps)} req/s, p99 ${http.p99.toFixed(2)} ms`);
     }
@@ -446,6 +464,7 @@ async function main(): Promise<number> {
     const classes: QueryClass[] = [...all.values()].filter((c) => wanted(c.name as ClassName));
     if (wanted('deep')) {
       log('deep walk: Practitioner?_count=1000 following the next links');
+      await ensureServer('start-up');
       const walk = await deepWalk(opts.port, headers);
       const { windows, ...w } = walk;
       result.deepWalk = w;
@@ -475,13 +494,14 @@ async function main(): Promise<number> {
       };
       log(`${cls.name}: ${cls.paths.length} paths (load average ${res.loadavg1.toFixed(2)})`);
       // warm-up, not recorded
-      await httpRun({ port: opts.port, paths: cls.paths, concurrency: 4, durationS: 1, headers, seed: seed + 1 });
+      await serverRun(`${cls.name} warm-up`, () => httpRun({ port: opts.port, paths: cls.paths, concurrency: 4, durationS: 1, headers, seed: seed + 1 }));
       for (const c of cls.concurrency) {
-        const http = await httpRun({ port: opts.port, paths: cls.paths, concurrency: c, durationS: opts.duration, headers, seed });
-        const floor = await floorRun(floorSql, config, ops, c, opts.duration, seed);
+        const http = await serverRun(`${cls.name} c=${c}`, () => httpRun({ port: opts.port, paths: cls.paths, concurrency: c, durationS: opts.duration, headers, seed }));
+        const floor = await withCpu(undefined, () => floorRun(floorSql, config, ops, c, opts.duration, seed));
         const ratio = http.rps / floor.rps;
         res.runs.push({ concurrency: c, http, floor, ratio });
         log(`  c=${c}: HTTP ${Math.round(http.rps)} req/s p50 ${http.p50.toFixed(2)} p99 ${http.p99.toFixed(2)} max ${http.max.toFixed(1)} err ${http.errors}` +
+          ` (server ${http.serverCpuPct?.toFixed(0)} % CPU, ${http.serverCpuMsPerReq?.toFixed(2)} ms/req; machine ${http.machineBusyPct?.toFixed(0)} % busy)` +
           ` | floor ${Math.round(floor.rps)} req/s p50 ${floor.p50.toFixed(2)} p99 ${floor.p99.toFixed(2)} err ${floor.errors} | ratio ${ratio.toFixed(2)}`);
         if (http.errors) await describeErrors(cls, opts.port, headers, notes, http);
         if (floor.errors) notes.push(`${cls.name} c=${c}: ${floor.errors} floor errors, first: ${floor.firstError}`);
@@ -499,8 +519,8 @@ async function main(): Promise<number> {
       let best: { path: string; plan: string; ms: number } | undefined;
       for (let i = 0; i < Math.min(8, ops.length); i++) {
         const op = ops[(i * 7919) % ops.length];
-        const plan = await explainPage(floorSql, op);
-        const ms = Number(/Execution Time: ([\d.]+)/.exec(plan)?.[1] ?? 0);
+        const plan = await explainPage(floorSql, op, config);
+        const ms = [...plan.matchAll(/Execution Time: ([\d.]+)/g)].reduce((a, m) => a + Number(m[1]), 0);
         if (!best || ms > best.ms) best = { path: op.path, plan, ms };
       }
       if (best) result.explain!.push({ class: c.name, path: best.path, plan: best.plan });
