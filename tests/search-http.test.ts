@@ -6,6 +6,7 @@
 import path from 'node:path';
 import t from 'tap';
 import { FIXTURES, load, testApp } from './helpers/app.ts';
+import { PRACTITIONERS } from './helpers/directory-ids.ts';
 import { API_KEY, idsOf, searchHelpers, type A, type Bundle, type Entry } from './helpers/search.ts';
 
 const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
@@ -40,14 +41,7 @@ async function expectError(tt: A, res: { statusCode: number; headers: Record<str
   );
 }
 
-const ALL_P = [
-  'pra-helene-lefevre', 'pra-helene-martin', 'pra-helene-dupont', 'pra-jean-lefevre', 'pra-paul-martin',
-  'pra-sophie-martinez', 'pra-louis-martineau', 'pra-yann-le-gall', 'pra-anne-legall', 'pra-marie-le-gall',
-  'pra-claire-gallet', 'pra-klaus-muller', 'pra-eve-muller', 'pra-lukasz-nowak', 'pra-agnes-coeur',
-  'pra-jose-carreno', 'pra-francois-saint-martin', 'pra-eve-durand', 'pra-evelyne-petit', 'pra-severine-roux',
-  'pra-anne-marie-dubois', 'pra-ines-obrien', 'pra-bernard-martin', 'pra-closed-10100000024', 'pra-closed-10100000025',
-  'pra-chantal-perrin', 'pra-theo-blanc', 'pra-aurelie-francois', 'pra-emma-nguyen', 'pra-olivier-rousseau',
-].sort();
+const ALL_P = [...PRACTITIONERS].sort();
 const MARTIN = ['pra-helene-martin', 'pra-paul-martin', 'pra-sophie-martinez', 'pra-louis-martineau', 'pra-bernard-martin'].sort();
 
 /** Follows next links from `first` to exhaustion; returns every page. */

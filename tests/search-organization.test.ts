@@ -5,6 +5,7 @@
 import path from 'node:path';
 import t from 'tap';
 import { FIXTURES, load, testApp } from './helpers/app.ts';
+import { LEGAL_ENTITIES, ORGANIZATIONS } from './helpers/directory-ids.ts';
 import { API_KEY, searchHelpers, type A, type Bundle } from './helpers/search.ts';
 
 const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
@@ -13,17 +14,10 @@ const { get, matchIds, expectIds, table, expect400, expectEntries } = searchHelp
 const v2 = (tt: A, rows: [string, string[]][]) => table(tt, rows, '/fhir/v2/Organization?');
 const v1 = (tt: A, rows: [string, string[]][]) => table(tt, rows, '/fhir/v1/Organization?');
 
-const ALL = [
-  'org-chu-saint-etienne', 'org-hopital-nord-saint-etienne', 'org-hopital-bellevue', 'org-clinique-saint-martin',
-  'org-sas-clinique-saint-martin', 'org-pharmacie-faubourg-saint-martin', 'org-pharmacie-lefevre', 'org-pharmacie-du-parc',
-  'org-oeuvre-croix-saint-simon', 'org-hopital-diaconesses', 'org-cds-oeuvre', 'org-cds-louvre', 'org-cabinet-paul-martin',
-  'org-cabinet-martinez', 'org-cabinet-dentaire-le-gall', 'org-labo-bio-etoile', 'org-hcl', 'org-hopital-edouard-herriot',
-  'org-hopital-croix-rousse', 'org-ap-hm', 'org-hopital-timone', 'org-clinique-muller', 'org-maternite-des-lilas',
-  'org-pharmacie-centrale', 'org-ehpad-les-tilleuls',
-];
+const ALL: string[] = [...ORGANIZATIONS];
 const except = (...ids: string[]) => ALL.filter((id) => !ids.includes(id));
 const PARIS = ['org-pharmacie-faubourg-saint-martin', 'org-oeuvre-croix-saint-simon', 'org-hopital-diaconesses', 'org-cds-oeuvre', 'org-cds-louvre', 'org-cabinet-paul-martin', 'org-labo-bio-etoile', 'org-pharmacie-centrale'];
-const LEGAL = ['org-chu-saint-etienne', 'org-sas-clinique-saint-martin', 'org-oeuvre-croix-saint-simon', 'org-cabinet-paul-martin', 'org-cabinet-martinez', 'org-cabinet-dentaire-le-gall', 'org-hcl', 'org-ap-hm'];
+const LEGAL: string[] = [...LEGAL_ENTITIES];
 const GEO = [
   'org-hopital-nord-saint-etienne', 'org-hopital-bellevue', 'org-clinique-saint-martin', 'org-pharmacie-faubourg-saint-martin',
   'org-pharmacie-lefevre', 'org-pharmacie-du-parc', 'org-hopital-diaconesses', 'org-cds-oeuvre', 'org-cds-louvre', 'org-labo-bio-etoile',

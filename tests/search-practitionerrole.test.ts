@@ -6,6 +6,7 @@
 import path from 'node:path';
 import t from 'tap';
 import { FIXTURES, load, testApp } from './helpers/app.ts';
+import { ROLES } from './helpers/directory-ids.ts';
 import { API_KEY, searchHelpers, type Bundle } from './helpers/search.ts';
 
 const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
@@ -13,18 +14,7 @@ await load(db, [path.join(FIXTURES, 'directory')]);
 // every include search here is on v2: expectEntries also checks each fullUrl is the entry's own v2 URL
 const { get, matchIds, includeIds, table, expect400, expectEntries } = searchHelpers(app, { key: API_KEY, fullUrlBase: 'http://fhir.test/fhir/v2' });
 
-const ALL = [
-  'role-helene-lefevre-nord', 'role-helene-lefevre-bellevue', 'role-helene-martin-herriot', 'role-helene-dupont-cds-oeuvre',
-  'role-jean-lefevre-cds-louvre', 'role-paul-martin-cabinet', 'role-paul-martin-remplacant', 'role-sophie-martinez-cabinet',
-  'role-louis-martineau-herriot', 'role-louis-martineau-croix-rousse', 'role-yann-le-gall-cabinet', 'role-anne-legall-timone',
-  'role-marie-le-gall-diaconesses', 'role-claire-gallet-lefevre', 'role-claire-gallet-faubourg', 'role-klaus-muller-clinique',
-  'role-eve-muller-ehpad', 'role-lukasz-nowak-timone', 'role-agnes-coeur-faubourg', 'role-agnes-coeur-centrale',
-  'role-jose-carreno-clinique', 'role-francois-saint-martin-diaconesses', 'role-eve-durand-timone', 'role-evelyne-petit-cds-louvre',
-  'role-severine-roux-bellevue', 'role-anne-marie-dubois-nord', 'role-ines-obrien-cabinet-martinez', 'role-bernard-martin-cabinet',
-  'role-bernard-martin-cds-oeuvre', 'role-closed-1000000030', 'role-closed-24-hcl', 'role-closed-25-lefevre',
-  'role-chantal-perrin-ehpad', 'role-theo-blanc-herriot', 'role-aurelie-francois-cabinet', 'role-emma-nguyen-lefevre',
-  'role-emma-nguyen-labo', 'role-olivier-rousseau-cabinet', 'role-helene-dupont-remplacement', 'role-evelyne-petit-conseil',
-];
+const ALL: string[] = [...ROLES];
 const except = (...ids: string[]) => ALL.filter((id) => !ids.includes(id));
 const INACTIVE = ['role-paul-martin-remplacant', 'role-claire-gallet-faubourg', 'role-agnes-coeur-centrale', 'role-bernard-martin-cabinet', 'role-closed-1000000030', 'role-closed-24-hcl'];
 const LIBERAL = [

@@ -7,6 +7,7 @@
 import path from 'node:path';
 import t from 'tap';
 import { FIXTURES, load, testApp } from './helpers/app.ts';
+import { PRACTITIONERS } from './helpers/directory-ids.ts';
 import { API_KEY, searchHelpers, type Bundle } from './helpers/search.ts';
 
 const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
@@ -14,14 +15,7 @@ const loaded = await load(db, [path.join(FIXTURES, 'directory')]);
 const { get, matchIds, expectIds, table, expect400 } = searchHelpers(app, { key: API_KEY });
 
 // The 30 practitioners, and the same ids ordered by meta.lastUpdated in UTC (hand-converted; see README).
-const ALL = [
-  'pra-helene-lefevre', 'pra-helene-martin', 'pra-helene-dupont', 'pra-jean-lefevre', 'pra-paul-martin',
-  'pra-sophie-martinez', 'pra-louis-martineau', 'pra-yann-le-gall', 'pra-anne-legall', 'pra-marie-le-gall',
-  'pra-claire-gallet', 'pra-klaus-muller', 'pra-eve-muller', 'pra-lukasz-nowak', 'pra-agnes-coeur',
-  'pra-jose-carreno', 'pra-francois-saint-martin', 'pra-eve-durand', 'pra-evelyne-petit', 'pra-severine-roux',
-  'pra-anne-marie-dubois', 'pra-ines-obrien', 'pra-bernard-martin', 'pra-closed-10100000024', 'pra-closed-10100000025',
-  'pra-chantal-perrin', 'pra-theo-blanc', 'pra-aurelie-francois', 'pra-emma-nguyen', 'pra-olivier-rousseau',
-];
+const ALL: string[] = [...PRACTITIONERS];
 const except = (...ids: string[]) => ALL.filter((id) => !ids.includes(id));
 const BY_DATE = [
   /* 0 */ 'pra-klaus-muller', //        2023-01-01T00:30:00Z   (stored 2022-12-31T23:30:00-01:00)
