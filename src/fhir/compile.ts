@@ -15,7 +15,15 @@ export interface CompileContext {
   sql: Sql;
   /** id of an interned token system, undefined when no stored token uses it. */
   systemId(uri: string): number | undefined;
+  /** `param/needle` of :contains values the planner expects to be common (see ridSet). */
+  commonNeedles?: ReadonlySet<string>;
 }
+
+/** Folded :contains needles of 4+ characters (2+ trigrams) are candidates for the trigram index. */
+export const containsNeedle = (v: string): string | undefined => {
+  const n = normalize(v);
+  return n.length >= 4 ? n : undefined;
+};
 
 const ALIASES = ['r', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8'];
 
@@ -42,7 +50,7 @@ function tokenValues(ctx: CompileContext, values: TokenValue[]): Fragment {
   return parts.length === 1 ? parts[0] : sql`(${join(sql, parts, 'or')})`;
 }
 
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+export const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 function stringValues(ctx: CompileContext, mode: 'prefix' | 'exact' | 'contains', values: string[]): Fragment | undefined {
   const { sql } = ctx;
@@ -102,11 +110,16 @@ function ridSet(ctx: CompileContext, c: Positive, type: string, depth: number): 
       const match = stringValues(ctx, c.mode, c.values);
       if (!match) return sql`select s.rid from string_idx s where s.param = ${c.param.id}`;
       const set = sql`select s.rid from string_idx s where s.param = ${c.param.id} and ${match}`;
-      // :contains — the planner cannot estimate '%needle%' and walks the parameter in key order,
-      // which is fast for a common needle and slow for a rare one. Needles of 4+ folded characters
-      // (2+ trigrams) are nearly always rare: their whole set comes from the trigram index first
+      // :contains — the key-order walk of the parameter is fast for a common needle and slow for a
+      // rare one, the trigram index the other way round, and PostgreSQL's cost model for
+      // '%needle%' favours the walk. Needles of 4+ folded characters that the trigram statistics
+      // do not find common (store/search.ts) take their whole set from the trigram index first
       // (OFFSET 0 keeps the subquery from being flattened into the ordered walk).
-      if (c.mode === 'contains' && c.values.every((v) => normalize(v).length >= 4)) return sql`select s.rid from (${set} offset 0) s`;
+      const rare = (v: string) => {
+        const n = containsNeedle(v);
+        return n !== undefined && !ctx.commonNeedles?.has(`${c.param.id}/${n}`);
+      };
+      if (c.mode === 'contains' && c.values.every(rare)) return sql`select s.rid from (${set} offset 0) s`;
       return set;
     }
     case 'date':

@@ -1,5 +1,5 @@
 import type { Sql } from '../db.ts';
-import { countQuery, matchSet, pageQuery, type CompileContext } from '../fhir/compile.ts';
+import { containsNeedle, countQuery, likeEscape, matchSet, pageQuery, type CompileContext } from '../fhir/compile.ts';
 import type { CursorCodec } from '../fhir/cursor.ts';
 import { FhirError } from '../fhir/outcome.ts';
 import type { Condition, IncludeSpec, SearchRequest } from '../fhir/search-request.ts';
@@ -40,14 +40,45 @@ export class SystemLookup {
       if (c.kind === 'token') for (const v of c.values) if (typeof v.system === 'string') uris.add(v.system);
       if (c.kind === 'chain' || c.kind === 'has') walk(c.inner);
     };
-    req.conditions.forEach(walk);
+    const needles: { param: number; needle: string }[] = [];
+    const walkAll = (c: Condition): void => {
+      walk(c);
+      if (c.kind === 'string' && c.mode === 'contains') {
+        for (const v of c.values) {
+          const needle = containsNeedle(v);
+          if (needle) needles.push({ param: c.param.id, needle });
+        }
+      }
+      if (c.kind === 'chain' || c.kind === 'has') walkAll(c.inner);
+    };
+    req.conditions.forEach(walkAll);
     const missing = [...uris].filter((u) => !this.cache.has(u));
     if (missing.length) {
       for (const r of await sql<{ id: number; uri: string }[]>`select id, uri from token_system where uri = any(${missing}::text[])`) {
         this.cache.set(r.uri, r.id);
       }
     }
-    return { sql, systemId: (uri) => this.cache.get(uri) };
+    const commonNeedles = new Set<string>();
+    for (const { param, needle } of needles) if (await this.isCommon(sql, param, needle)) commonNeedles.add(`${param}/${needle}`);
+    return { sql, systemId: (uri) => this.cache.get(uri), commonNeedles };
+  }
+
+  private stringRows = { n: 0, at: 0 };
+
+  /**
+   * A :contains needle is common when the planner's trigram-based estimate of its rows is above
+   * 0.3 % of the string rows: the key-order walk then fills a page after a few hundred entries.
+   * (Its estimate errs on the high side for rare needles, never on the low side for common ones.)
+   */
+  private async isCommon(sql: Sql, param: number, needle: string): Promise<boolean> {
+    if (Date.now() - this.stringRows.at > 60_000) {
+      const [{ n }] = await sql<{ n: number }[]>`select greatest(reltuples, 0)::float8 as n from pg_class where relname = 'string_idx'`;
+      this.stringRows = { n, at: Date.now() };
+    }
+    const pattern = `%${likeEscape(needle)}%`;
+    const [row] = await sql<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>`
+      explain (format json) select 1 from string_idx s where s.param = ${param} and s.norm like ${pattern}`;
+    return row['QUERY PLAN'][0].Plan['Plan Rows'] > 0.003 * this.stringRows.n;
   }
 }
 
