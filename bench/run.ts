@@ -6,7 +6,7 @@
 // See bench/README.md.
 
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -568,7 +568,11 @@ async function main(): Promise<number> {
     await mkdir(opts.out, { recursive: true });
     // a run on a subset of the classes does not overwrite the day's full report
     const partial = opts.classes.length < CLASS_NAMES.length ? '-partial' : '';
-    const stem = path.join(opts.out, `${report.date}-scale-${opts.scale}${partial}`);
+    // an earlier report of the same day is kept: this one gets the next free suffix (-2, -3 …)
+    let stem = path.join(opts.out, `${report.date}-scale-${opts.scale}${partial}`);
+    for (let n = 2; existsSync(`${stem}.json`) || existsSync(`${stem}.md`); n++) {
+      stem = path.join(opts.out, `${report.date}-scale-${opts.scale}${partial}-${n}`);
+    }
     await writeFile(`${stem}.json`, `${JSON.stringify(report, null, 2)}\n`);
     await writeFile(`${stem}.md`, renderMarkdown(report));
     log(`report: ${stem}.md (${(report.elapsedS / 60).toFixed(1)} min)`);
