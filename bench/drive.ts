@@ -4,7 +4,7 @@
 // rounds to whole milliseconds, too coarse for a 3 ms target).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import autocannon from 'autocannon';
 import type { Config } from '../src/config.ts';
@@ -31,6 +31,11 @@ export interface RunStats {
   serverCpuPct?: number;
   /** share of the machine's CPU time that was busy during the run (all processes, all cores), %. */
   machineBusyPct?: number;
+  /**
+   * share of the machine's CPU time used by processes that are not the benchmark's (the bench
+   * process and its children, the embedded PostgreSQL and its backends), %: other people's work.
+   */
+  othersBusyPct?: number;
   firstError?: string;
 }
 
@@ -232,16 +237,62 @@ export function machineCpu(): { busy: number; total: number } | undefined {
   }
 }
 
+/** Processes of the benchmark: the trees under the given roots (this process, the postmaster). */
+let ownRoots: number[] = [process.pid];
+export function setOwnRoots(roots: number[]): void {
+  ownRoots = roots;
+}
+
+/** CPU time of every process in the trees of `ownRoots`, in jiffies (undefined off Linux). */
+export function ownCpuJiffies(): number | undefined {
+  let names: string[];
+  try {
+    names = readdirSync('/proc').filter((n) => /^\d+$/.test(n));
+  } catch {
+    return undefined;
+  }
+  const procs = new Map<number, { ppid: number; cpu: number }>();
+  for (const n of names) {
+    try {
+      const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      procs.set(Number(n), { ppid: Number(f[1]), cpu: Number(f[11]) + Number(f[12]) });
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const children = new Map<number, number[]>();
+  for (const [pid, p] of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), pid]);
+  let sum = 0;
+  const seen = new Set<number>();
+  const stack = ownRoots.filter((r) => procs.has(r));
+  while (stack.length) {
+    const pid = stack.pop()!;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    sum += procs.get(pid)!.cpu;
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return sum;
+}
+
 /** Runs `run` and adds the CPU figures of the machine and, when given, of one process. */
 export async function withCpu(pid: number | undefined, run: () => Promise<RunStats>): Promise<RunStats> {
   const m0 = machineCpu();
+  const o0 = ownCpuJiffies();
   const p0 = processCpuMs(pid);
   const t0 = performance.now();
   const st = await run();
   const wall = performance.now() - t0;
   const m1 = machineCpu();
+  const o1 = ownCpuJiffies();
   const p1 = processCpuMs(pid);
-  if (m0 && m1 && m1.total > m0.total) st.machineBusyPct = (100 * (m1.busy - m0.busy)) / (m1.total - m0.total);
+  if (m0 && m1 && m1.total > m0.total) {
+    st.machineBusyPct = (100 * (m1.busy - m0.busy)) / (m1.total - m0.total);
+    if (o0 !== undefined && o1 !== undefined) {
+      st.othersBusyPct = Math.max(0, (100 * (m1.busy - m0.busy - (o1 - o0))) / (m1.total - m0.total));
+    }
+  }
   if (p0 !== undefined && p1 !== undefined) {
     st.serverCpuPct = (100 * (p1 - p0)) / wall;
     st.serverCpuMsPerReq = st.requests ? (p1 - p0) / st.requests : undefined;

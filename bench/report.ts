@@ -147,7 +147,8 @@ function runRow(name: string, run: ClassRun, extra = ''): string {
   const h = run.http;
   const fl = run.floor;
   const cpu = h.serverCpuPct === undefined ? '–' : `${h.serverCpuPct.toFixed(0)} % · ${f1(h.serverCpuMsPerReq)}`;
-  const busy = (x: RunStats | undefined) => (x?.machineBusyPct === undefined ? '–' : x.machineBusyPct.toFixed(0));
+  const busy = (x: RunStats | undefined) =>
+    x?.machineBusyPct === undefined ? '–' : `${x.machineBusyPct.toFixed(0)}${x.othersBusyPct === undefined ? '' : ` (${x.othersBusyPct.toFixed(0)})`}`;
   return `| ${name}${extra} | ${run.concurrency} | ${int(h.rps)} | ${f1(h.p50)} | ${f1(h.p99)} | ${f1(h.max)} | ${h.errors} | ${cpu} | ${busy(h)} | ${fl ? int(fl.rps) : '–'} | ${fl ? f1(fl.p50) : '–'} | ${fl ? f1(fl.p99) : '–'} | ${fl ? f1(fl.max) : '–'} | ${fl ? fl.errors : '–'} | ${busy(fl)} | ${ratio(run.ratio)} |`;
 }
 
@@ -188,7 +189,7 @@ export function renderMarkdown(r: BenchResult): string {
     'Floor: the same statements through postgres.js in the bench process (page with limit _count+1, the count when the server would run it, the include query). ' +
     'Latencies in ms; errors = non-2xx + socket errors; ratio = HTTP req/s ÷ floor req/s. ' +
     '"server CPU" is the CPU use of the server process (% of one core: it runs one Node thread, so ~100 % means the server is the bottleneck) and its CPU time per request; ' +
-    '"busy %" is the share of the whole machine\'s CPU time (2 cores, every process) that was busy during the run.', '');
+    '"busy %" is the share of the whole machine\'s CPU time (2 cores, every process) that was busy during the run, and in parentheses the part of it used by processes other than the benchmark\'s (other people\'s work: a run with a high figure there is perturbed).', '');
   L.push('| class | c | HTTP req/s | p50 | p99 | max | err | server CPU · ms/req | busy % | floor req/s | p50 | p99 | max | err | busy % | ratio |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const run of r.ceiling) L.push(runRow('**hello-world ceiling**', run));
   for (const c of r.classes) for (const run of c.runs) L.push(runRow(c.name, run, c.totalNone ? '' : ' ¹'));

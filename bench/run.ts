@@ -6,7 +6,7 @@
 // See bench/README.md.
 
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -23,7 +23,9 @@ import {
   BENCH_DIR, diskPlan, existingDataset, formatBytes, freeBytes, generateDataset, incrementalSlice, sampleResources, scaleDir,
   type Dataset,
 } from './dataset.ts';
-import { floorRun, hashName, httpOk, httpRun, portInUse, probe, startChild, withCpu, type Child, type RunStats } from './drive.ts';
+import {
+  floorRun, hashName, httpOk, httpRun, portInUse, probe, setOwnRoots, startChild, withCpu, type Child, type RunStats,
+} from './drive.ts';
 import { explainPage, prepareOps, type FloorOp } from './floor.ts';
 import { evaluateTargets, renderMarkdown, type BenchResult, type ClassResult, type LoadFigures } from './report.ts';
 
@@ -164,6 +166,15 @@ async function loaderRun(sql: Sql, files: string[], bulk: boolean, label: string
     indexRowsPerS: s.indexRows / (s.elapsedMs / 1000),
     ingestMs: bulk ? lastProgress - t0 : undefined,
   };
+}
+
+function postmasterPid(pgdata: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(path.join(pgdata, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The loader's CPU side alone (read, JSON.parse, validate, extract the index rows): no database. */
@@ -331,6 +342,10 @@ async function main(): Promise<number> {
     adminUrl = handle.url;
     mainUrl = withDb(handle.url, MAIN_DB);
   }
+  // CPU accounting: the benchmark's own processes are this one (and its children) and, when
+  // embedded, the postmaster and its backends; the rest of the machine's CPU use is someone else's.
+  const postmaster = handle ? postmasterPid(path.join(dir, 'db', 'pg')) : undefined;
+  setOwnRoots([process.pid, ...(postmaster ? [postmaster] : [])]);
   const admin = connectUrl(adminUrl, { max: 2 });
   const children: Child[] = [];
   const pools: Sql[] = [admin];
@@ -561,8 +576,14 @@ async function main(): Promise<number> {
       notes,
     };
     notes.push('The load generator (autocannon), the server, PostgreSQL and the SQL floor share the same 2 cores: at concurrency 16 every figure includes that contention.');
-    if (Math.max(...Object.values(loadavg).map((v) => v[0])) > 1.5) {
-      notes.push('Other processes (other engineers\' test runs) were using the machine during this run (see the load averages): the figures are noisier than on an idle machine.');
+    const runs = [...report.ceiling, ...report.classes.flatMap((c) => c.runs)].flatMap((r) => [r.http, ...(r.floor ? [r.floor] : [])]);
+    const others = runs.map((r) => r.othersBusyPct).filter((x): x is number => x !== undefined);
+    if (others.length) {
+      const worst = Math.max(...others);
+      const mean = others.reduce((a, b) => a + b, 0) / others.length;
+      notes.push(`CPU used by processes other than the benchmark's (other people's work on this machine): ${mean.toFixed(0)} % of the machine on average over the runs, ${worst.toFixed(0)} % at worst` +
+        (worst > 10 ? ': the runs with a high "others %" are perturbed.' : '.') +
+        ' The load averages count the benchmark\'s own processes too (16 busy backends at concurrency 16), so they are no measure of outside load.');
     }
     report.targets = evaluateTargets(report);
     await mkdir(opts.out, { recursive: true });
