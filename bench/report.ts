@@ -42,6 +42,16 @@ export interface Target {
   note?: string;
 }
 
+/** The walk through the next links of Practitioner?_count=1000. */
+export interface DeepWalk {
+  pageSize: number;
+  pages: number;
+  resources: number;
+  totalMs: number;
+  firstPageMs: number;
+  depths: { label: string; depth: number; page: number; ms: number }[];
+}
+
 export interface BenchResult {
   date: string;
   startedAt: string;
@@ -66,14 +76,7 @@ export interface BenchResult {
   incremental?: LoadFigures | { skipped: string };
   ceiling: ClassRun[];
   classes: ClassResult[];
-  deepWalk?: {
-    pageSize: number;
-    pages: number;
-    resources: number;
-    totalMs: number;
-    firstPageMs: number;
-    depths: { label: string; depth: number; page: number; ms: number }[];
-  };
+  deepWalk?: DeepWalk;
   explain: { class: string; path: string; plan: string }[];
   targets: Target[];
   notes: string[];

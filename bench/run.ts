@@ -27,7 +27,7 @@ import {
   floorRun, hashName, httpOk, httpRun, portInUse, probe, setOwnRoots, startChild, withCpu, type Child, type RunStats,
 } from './drive.ts';
 import { explainPage, prepareOps, type FloorOp } from './floor.ts';
-import { evaluateTargets, renderMarkdown, type BenchResult, type ClassResult, type LoadFigures } from './report.ts';
+import { evaluateTargets, renderMarkdown, type BenchResult, type DeepWalk, type ClassResult, type LoadFigures } from './report.ts';
 
 const USAGE = `usage: npm run bench -- [options]
 
@@ -209,13 +209,7 @@ async function databaseStats(sql: Sql): Promise<BenchResult['database'] & { reso
   return { embedded: false, sizeBytes: Number(size), tables, rows, resources: Number(n) };
 }
 
-interface Walk {
-  pageSize: number;
-  pages: number;
-  resources: number;
-  totalMs: number;
-  firstPageMs: number;
-  depths: { label: string; depth: number; page: number; ms: number }[];
+interface Walk extends DeepWalk {
   windows: { name: string; paths: string[] }[];
 }
 
