@@ -1,7 +1,8 @@
 // The SQL floor: the statements a search runs, executed directly with postgres.js (no HTTP, no
 // Bundle). Paths are parsed once up front with the server's own parser and compiler; each execution
-// builds the same pending queries the server builds (src/store/search.ts executeSearch): the page
-// (limit _count + 1), the count when the server would run it, and the _include/_revinclude query.
+// runs the same functions the server runs (src/store/search.ts executeSearch): the page (limit
+// _count + 1, fetchPage), the count when the server would run it, and the _include/_revinclude
+// statements (fetchIncludes).
 
 import type { Config } from '../src/config.ts';
 import type { Sql } from '../src/db.ts';
@@ -9,7 +10,7 @@ import { countQuery, pageQuery, type CompileContext } from '../src/fhir/compile.
 import { parseSearch } from '../src/fhir/parse.ts';
 import type { IncludeSpec, SearchRequest } from '../src/fhir/search-request.ts';
 import { registry, type ResourceType, type Version } from '../src/registry/index.ts';
-import { SystemLookup } from '../src/store/search.ts';
+import { fetchIncludes, fetchPage, SystemLookup } from '../src/store/search.ts';
 
 export interface FloorOp {
   path: string;
@@ -50,39 +51,10 @@ export async function prepareOps(sql: Sql, config: Config, base: string, paths: 
 
 const isTimeout = (err: unknown) => (err as { code?: string })?.code === '57014';
 
-/** The include statements of src/store/search.ts fetchIncludes (same SQL, same cap). */
-async function includes(sql: Sql, req: SearchRequest, matches: { rid: string; id: string }[], cap: number): Promise<number> {
-  if (matches.length === 0 || (req.include.length === 0 && req.revinclude.length === 0)) return 0;
-  const rids = matches.map((m) => m.rid);
-  const ids = matches.map((m) => m.id);
-  const limit = cap + 1;
-  let n = 0;
-  const forward = (spec: IncludeSpec) =>
-    spec.targetType ? sql`(x.param = ${spec.param.id} and x.target_type = ${spec.targetType})` : sql`x.param = ${spec.param.id}`;
-  if (req.include.length) {
-    const cond = req.include.map(forward).reduce((a, b) => sql`${a} or ${b}`);
-    const rows = await sql`
-      select r.rid, r.type, r.id, r.content::text as content from resource r
-      where (r.type, r.id) in (select x.target_type, x.target_id from reference_idx x where x.rid = any(${rids}::bigint[]) and (${cond}))
-      order by r.rid limit ${limit}`;
-    n += rows.length;
-  }
-  if (req.revinclude.length && n <= cap) {
-    const params = [...new Set(req.revinclude.map((s) => s.param.id))];
-    const rows = await sql`
-      select r.rid, r.type, r.id, r.content::text as content from resource r
-      where r.rid in (select x.rid from reference_idx x
-        where x.param = any(${params}::int[]) and x.target_type = ${req.type} and x.target_id = any(${ids}::text[]))
-      order by r.rid limit ${limit}`;
-    n += rows.length;
-  }
-  return n;
-}
-
 /** One search's statements, in the order the server runs them. */
 export async function execOp(sql: Sql, op: FloorOp, config: Config): Promise<void> {
   const { req, ctx } = op;
-  const page = await pageQuery(ctx, req, op.after, req.count + 1);
+  const page = await fetchPage(ctx, req, op.after, req.count + 1);
   const hasNext = page.length > req.count;
   const matches = hasNext ? page.slice(0, req.count) : page;
   if (op.after === undefined && hasNext && req.total !== 'none') {
@@ -98,7 +70,7 @@ export async function execOp(sql: Sql, op: FloorOp, config: Config): Promise<voi
       }
     }
   }
-  await includes(sql, req, matches, config.includeCap);
+  await fetchIncludes(sql, req, matches, config.includeCap);
 }
 
 const planText = (rows: readonly Record<string, unknown>[]) => rows.map((r) => String(r['QUERY PLAN'])).join('\n');
@@ -112,7 +84,7 @@ export async function explainPage(sql: Sql, op: FloorOp, config: Config): Promis
   const { req } = op;
   const out = [planText(await sql`explain (analyze, buffers) ${pageQuery(ctx, req, op.after, req.count + 1)}`)];
   if (req.include.length || req.revinclude.length) {
-    const page = (await pageQuery(ctx, req, op.after, req.count + 1)).slice(0, req.count);
+    const page = (await fetchPage(ctx, req, op.after, req.count + 1)).slice(0, req.count);
     const rids = page.map((m) => m.rid);
     const ids = page.map((m) => m.id);
     const limit = config.includeCap + 1;

@@ -3,13 +3,16 @@ import { outcome } from './outcome.ts';
 import type { SearchRequest } from './search-request.ts';
 
 /**
- * The searchset Bundle, written as a string: stored resources are spliced in as the JSON text the
- * database returns (no parse/serialise round trip per resource) unless they must be subsetted.
+ * The searchset Bundle, written as bytes: stored resources are spliced in as the UTF-8 JSON the
+ * database returns (no decode, parse, serialise or encode per resource) unless they must be
+ * subsetted. A page of 1000 resources is about 2 MB: building it as one string cost more CPU (and
+ * garbage) than the database spent reading it.
  */
 export interface BundleRow {
   type: string;
   id: string;
-  content: string;
+  /** the resource's JSON, UTF-8, as the database sent it. */
+  content: Buffer;
 }
 
 const SUMMARY_ELEMENTS: Record<string, string[]> = {
@@ -20,7 +23,7 @@ const SUMMARY_ELEMENTS: Record<string, string[]> = {
 const ALWAYS = ['resourceType', 'id', 'meta', 'implicitRules'];
 const SUBSETTED = { system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationValue', code: 'SUBSETTED', display: 'subsetted' };
 
-export function subset(req: SearchRequest, content: string): string {
+export function subset(req: SearchRequest, content: Buffer): Buffer {
   let keep: Set<string> | undefined;
   let drop: Set<string> | undefined;
   if (req.elements?.length) keep = new Set([...ALWAYS, ...req.elements]);
@@ -28,7 +31,7 @@ export function subset(req: SearchRequest, content: string): string {
   else if (req.summary === 'text') keep = new Set([...ALWAYS, 'text']);
   else if (req.summary === 'data') drop = new Set(['text']);
   else return content;
-  const r = JSON.parse(content) as Record<string, unknown>;
+  const r = JSON.parse(content.toString('utf8')) as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   let removed = false;
   for (const [k, v] of Object.entries(r)) {
@@ -39,11 +42,21 @@ export function subset(req: SearchRequest, content: string): string {
   const meta = { ...((out.meta as Record<string, unknown>) ?? {}) };
   meta.tag = [...((meta.tag as unknown[]) ?? []), SUBSETTED];
   out.meta = meta;
-  return JSON.stringify(out);
+  return Buffer.from(JSON.stringify(out), 'utf8');
 }
 
 export function queryString(pairs: [string, string][]): string {
   return pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+}
+
+/** Concatenates strings and buffers into one Buffer (one allocation, strings encoded in place). */
+function concat(parts: (string | Buffer)[]): Buffer {
+  let n = 0;
+  for (const p of parts) n += typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : p.length;
+  const out = Buffer.allocUnsafe(n);
+  let at = 0;
+  for (const p of parts) at += typeof p === 'string' ? out.write(p, at, 'utf8') : p.copy(out, at);
+  return out;
 }
 
 export function searchBundle(opts: {
@@ -55,7 +68,7 @@ export function searchBundle(opts: {
   next?: string;
   warnings: string[];
   now?: Date;
-}): string {
+}): Buffer {
   const { base, req } = opts;
   const now = (opts.now ?? new Date()).toISOString();
   const url = (pairs: [string, string][]) => `${base}/${req.type}${pairs.length ? `?${queryString(pairs)}` : ''}`;
@@ -67,17 +80,24 @@ export function searchBundle(opts: {
   const head: Record<string, unknown> = { resourceType: 'Bundle', id: randomUUID(), meta: { lastUpdated: now }, type: 'searchset', timestamp: now };
   if (opts.total !== undefined) head.total = opts.total;
   head.link = links;
-  const parts: string[] = [];
-  const entry = (row: BundleRow, mode: 'match' | 'include', content: string) =>
-    `{"fullUrl":${JSON.stringify(`${base}/${row.type}/${row.id}`)},"resource":${content},"search":{"mode":"${mode}"}}`;
-  for (const m of opts.matches) parts.push(entry(m, 'match', subset(req, m.content)));
-  for (const i of opts.includes) parts.push(entry(i, 'include', i.content));
+  const json = JSON.stringify(head);
+  const entries = opts.matches.length + opts.includes.length;
+  if (entries === 0 && opts.warnings.length === 0) return Buffer.from(req.pretty ? JSON.stringify(head, null, 2) : json, 'utf8');
+  // head without its closing brace, then the entries, each as: glue string, resource bytes.
+  const parts: (string | Buffer)[] = [`${json.slice(0, -1)},"entry":[`];
+  let sep = '';
+  const entry = (row: BundleRow, mode: 'match' | 'include', content: Buffer) => {
+    parts.push(`${sep}{"fullUrl":${JSON.stringify(`${base}/${row.type}/${row.id}`)},"resource":`, content, `,"search":{"mode":"${mode}"}}`);
+    sep = ',';
+  };
+  for (const m of opts.matches) entry(m, 'match', subset(req, m.content));
+  for (const i of opts.includes) entry(i, 'include', i.content);
   if (opts.warnings.length) {
     const oo = { ...outcome('warning', 'informational', opts.warnings[0]) };
     oo.issue = opts.warnings.map((w) => ({ severity: 'warning', code: 'informational', diagnostics: w }));
-    parts.push(`{"fullUrl":"urn:uuid:${randomUUID()}","resource":${JSON.stringify(oo)},"search":{"mode":"outcome"}}`);
+    parts.push(`${sep}{"fullUrl":"urn:uuid:${randomUUID()}","resource":${JSON.stringify(oo)},"search":{"mode":"outcome"}}`);
   }
-  const json = JSON.stringify(head);
-  const body = parts.length ? `${json.slice(0, -1)},"entry":[${parts.join(',')}]}` : json;
-  return req.pretty ? JSON.stringify(JSON.parse(body), null, 2) : body;
+  parts.push(']}');
+  const body = concat(parts);
+  return req.pretty ? Buffer.from(JSON.stringify(JSON.parse(body.toString('utf8')), null, 2), 'utf8') : body;
 }

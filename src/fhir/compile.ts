@@ -19,10 +19,13 @@ export interface CompileContext {
   commonNeedles?: ReadonlySet<string>;
 }
 
-/** Folded :contains needles of 4+ characters (2+ trigrams) are candidates for the trigram index. */
+/**
+ * Folded :contains needles with a run of 3 letters or digits (at least one trigram pg_trgm can look
+ * up: it splits on anything else) are candidates for the trigram index.
+ */
 export const containsNeedle = (v: string): string | undefined => {
   const n = normalize(v);
-  return n.length >= 4 ? n : undefined;
+  return /[a-z0-9]{3}/.test(n) ? n : undefined;
 };
 
 const ALIASES = ['r', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8'];
@@ -112,7 +115,7 @@ function ridSet(ctx: CompileContext, c: Positive, type: string, depth: number): 
       const set = sql`select s.rid from string_idx s where s.param = ${c.param.id} and ${match}`;
       // :contains — the key-order walk of the parameter is fast for a common needle and slow for a
       // rare one, the trigram index the other way round, and PostgreSQL's cost model for
-      // '%needle%' favours the walk. Needles of 4+ folded characters that the trigram statistics
+      // '%needle%' favours the walk. Needles with a trigram (containsNeedle) that the statistics
       // do not find common (store/search.ts) take their whole set from the trigram index first
       // (OFFSET 0 keeps the subquery from being flattened into the ordered walk).
       const rare = (v: string) => {
@@ -193,10 +196,10 @@ function matchKeys(ctx: CompileContext, req: SearchRequest, afterRid: string | u
  * One page: the keys of the matches after `afterRid` come from the indexes alone, then only the
  * page's resources are read. One more than the page is asked for, to know if there is a next page.
  */
-export function pageQuery(ctx: CompileContext, req: SearchRequest, afterRid: string | undefined, limit: number) {
+export function pageQuery(ctx: CompileContext, req: SearchRequest, afterRid: string | undefined, limit: number): Fragment {
   const { sql } = ctx;
-  return sql<{ rid: string; id: string; content: string }[]>`
-    select r.rid, r.id, r.content::text as content
+  return sql`
+    select r.rid, r.type, r.id, r.content::text as content
     from (${matchKeys(ctx, req, afterRid)} order by 1 limit ${limit}) page
     join resource r on r.rid = page.rid
     order by r.rid`;

@@ -1,5 +1,5 @@
 import type { Sql } from '../db.ts';
-import { containsNeedle, countQuery, likeEscape, matchSet, pageQuery, type CompileContext } from '../fhir/compile.ts';
+import { containsNeedle, countQuery, likeEscape, matchSet, pageQuery, type CompileContext, type Fragment } from '../fhir/compile.ts';
 import type { CursorCodec } from '../fhir/cursor.ts';
 import { FhirError } from '../fhir/outcome.ts';
 import type { Condition, IncludeSpec, SearchRequest } from '../fhir/search-request.ts';
@@ -9,8 +9,23 @@ export interface StoredRow {
   rid: string;
   type: string;
   id: string;
-  /** the resource JSON as stored (spliced into the Bundle without re-serialising). */
-  content: string;
+  /** the resource JSON as the database sent it, UTF-8 (spliced into the Bundle as bytes). */
+  content: Buffer;
+}
+
+/**
+ * Runs a statement selecting (rid, type, id, content::text) and keeps the content as the bytes the
+ * database sent (postgres.js `.raw()`): a page of 1000 resources is 2 MB that would otherwise be
+ * decoded to a string only to be encoded again.
+ */
+async function storedRows(query: Fragment): Promise<StoredRow[]> {
+  const rows = (await query.raw()) as unknown as (Buffer | null)[][];
+  return rows.map(([rid, type, id, content]) => ({ rid: rid!.toString('latin1'), type: type!.toString('utf8'), id: id!.toString('utf8'), content: content! }));
+}
+
+/** The page of matches after `after` (keyset), `limit` rows at most. */
+export function fetchPage(ctx: CompileContext, req: SearchRequest, after: string | undefined, limit: number): Promise<StoredRow[]> {
+  return storedRows(pageQuery(ctx, req, after, limit));
 }
 
 export interface SearchResult {
@@ -105,7 +120,7 @@ async function estimate(ctx: CompileContext, req: SearchRequest): Promise<number
   return Math.round(row['QUERY PLAN'][0].Plan['Plan Rows']);
 }
 
-async function fetchIncludes(sql: Sql, req: SearchRequest, matches: StoredRow[], cap: number): Promise<{ rows: StoredRow[]; capped: boolean }> {
+export async function fetchIncludes(sql: Sql, req: SearchRequest, matches: StoredRow[], cap: number): Promise<{ rows: StoredRow[]; capped: boolean }> {
   if (matches.length === 0 || (req.include.length === 0 && req.revinclude.length === 0)) return { rows: [], capped: false };
   const rids = matches.map((m) => m.rid);
   const ids = matches.map((m) => m.id);
@@ -115,19 +130,19 @@ async function fetchIncludes(sql: Sql, req: SearchRequest, matches: StoredRow[],
     spec.targetType ? sql`(x.param = ${spec.param.id} and x.target_type = ${spec.targetType})` : sql`x.param = ${spec.param.id}`;
   if (req.include.length) {
     const cond = req.include.map(forward).reduce((a, b) => sql`${a} or ${b}`);
-    const rows = await sql<StoredRow[]>`
+    const rows = await storedRows(sql`
       select r.rid, r.type, r.id, r.content::text as content from resource r
       where (r.type, r.id) in (select x.target_type, x.target_id from reference_idx x where x.rid = any(${rids}::bigint[]) and (${cond}))
-      order by r.rid limit ${limit}`;
+      order by r.rid limit ${limit}`);
     for (const r of rows) out.set(r.rid, r);
   }
   if (req.revinclude.length && out.size <= cap) {
     const params = [...new Set(req.revinclude.map((s) => s.param.id))];
-    const rows = await sql<StoredRow[]>`
+    const rows = await storedRows(sql`
       select r.rid, r.type, r.id, r.content::text as content from resource r
       where r.rid in (select x.rid from reference_idx x
         where x.param = any(${params}::int[]) and x.target_type = ${req.type} and x.target_id = any(${ids}::text[]))
-      order by r.rid limit ${limit}`;
+      order by r.rid limit ${limit}`);
     for (const r of rows) out.set(r.rid, r);
   }
   const matched = new Set(rids);
@@ -144,7 +159,7 @@ export async function executeSearch(deps: SearchDeps, req: SearchRequest): Promi
   }
   let page: StoredRow[];
   try {
-    page = (await pageQuery(ctx, req, state?.after, req.count + 1)).map((r) => ({ ...r, type: req.type }));
+    page = await fetchPage(ctx, req, state?.after, req.count + 1);
   } catch (err) {
     if (isTimeout(err)) throw new FhirError(503, 'timeout', 'the search took too long and was cancelled; narrow it down with more selective parameters');
     throw err;
