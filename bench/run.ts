@@ -15,8 +15,7 @@ import { loadConfig } from '../src/config.ts';
 import { connectUrl, migrate, type Sql } from '../src/db.ts';
 import { startEmbedded, type EmbeddedHandle } from '../src/embedded.ts';
 import { loadFiles } from '../src/load/loader.ts';
-import { readEntries } from '../src/load/sources.ts';
-import { preparePut } from '../src/store/write.ts';
+import { ParsePool, preparedEntries } from '../src/load/parallel.ts';
 import { registry } from '../src/registry/index.ts';
 import { buildClasses, CLASS_NAMES, searchPath, type ClassName, type QueryClass } from './classes.ts';
 import {
@@ -177,22 +176,29 @@ function postmasterPid(pgdata: string): number | undefined {
   }
 }
 
-/** The loader's CPU side alone (read, JSON.parse, validate, extract the index rows): no database. */
-async function parseOnly(files: string[]): Promise<LoadFigures> {
+/**
+ * The loader's CPU side alone (read, JSON.parse, validate, extract and encode the index rows), as
+ * the loader runs it (NDJSON prepared by its worker threads, src/load/parallel.ts): no database.
+ */
+async function parseOnly(files: string[]): Promise<LoadFigures & { workers: number }> {
+  const workers = Math.min(2, os.availableParallelism());
+  const pool = new ParsePool(workers);
   const t0 = performance.now();
   let resources = 0;
   let indexRows = 0;
-  for (const f of files) {
-    for await (const raw of readEntries(f)) {
-      if (raw.kind !== 'resource') continue;
-      const e = preparePut(registry, raw.value);
-      if (e.op !== 'put') continue;
-      resources++;
-      indexRows += e.rows.token.length + e.rows.string.length + e.rows.date.length + e.rows.reference.length;
+  try {
+    for (const f of files) {
+      for await (const p of preparedEntries(f, registry, () => {}, pool)) {
+        if (p.entry?.op !== 'put') throw new Error(`${p.where}: ${p.reason ?? 'not a resource'}`);
+        resources++;
+        indexRows += p.entry.index.count;
+      }
     }
+  } finally {
+    await pool.close();
   }
   const ms = performance.now() - t0;
-  return { resources, indexRows, ms, rps: resources / (ms / 1000), indexRowsPerS: indexRows / (ms / 1000) };
+  return { resources, indexRows, ms, rps: resources / (ms / 1000), indexRowsPerS: indexRows / (ms / 1000), workers };
 }
 
 async function databaseStats(sql: Sql): Promise<BenchResult['database'] & { resources: number }> {

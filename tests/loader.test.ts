@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Database } from '../src/db.ts';
 import { FIXTURES, load } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
+import { keptDuringBulk } from '../src/load/bulk.ts';
 
 /** The loader on a real database: every input form, idempotence, rejects, --strict, bulk, reruns. */
 const dir = await mkdtemp(path.join(os.tmpdir(), 'loader-test-'));
@@ -162,4 +163,59 @@ t.test('bulk load into an empty database gives the same rows as the incremental 
   t.same(idx.map((i) => i.indexname), ['token_idx_code', 'token_idx_rid', 'token_idx_sys']);
   t.equal((await bulk.sql`select count(*)::int as n from load_state`)[0].n, 0);
   await t.rejects(load(bulk, [dup], { bulk: true }), /needs an empty database/);
+});
+
+t.test('a bulk load keeps the (param, rid, …) key indexes and drops the value indexes', async (t) => {
+  const db = await testDatabase(t);
+  const defs = await db.sql<{ indexname: string; indexdef: string }[]>`
+    select indexname, indexdef from pg_indexes
+    where tablename in ('token_idx', 'string_idx', 'date_idx', 'reference_idx') order by 1`;
+  t.same(defs.filter((d) => keptDuringBulk(d.indexdef)).map((d) => d.indexname), ['date_idx_rid', 'reference_idx_rid', 'string_idx_rid', 'token_idx_rid']);
+  t.equal(defs.filter((d) => !keptDuringBulk(d.indexdef)).length, 7, 'value and trigram indexes are rebuilt at the end');
+});
+
+t.test('worker threads prepare NDJSON exactly as the main thread: same rows, same rejects in the same order', async (t) => {
+  // More lines than one worker chunk (500), bad lines in several chunks, a Bundle line, an id
+  // repeated across chunks (the last one wins), a gzip file and a .json file (main thread).
+  const lines: string[] = [];
+  for (let i = 0; i < 1300; i++) {
+    if (i % 97 === 5) lines.push('{not json');
+    else if (i % 211 === 7) lines.push(JSON.stringify({ resourceType: 'Practitioner', id: `w${i}`, name: [{ family: 42 }] }));
+    else if (i === 600) lines.push(JSON.stringify({ resourceType: 'Bundle', type: 'collection', entry: [{ resource: pra('wb1', 'Bundle') }, { resource: { resourceType: 'Person', id: 'x' } }] }));
+    else if (i === 1200) lines.push(JSON.stringify(pra('w3', 'Dernier')));
+    else lines.push(JSON.stringify(pra(`w${i}`, `Nom${i % 50}`)));
+  }
+  const files = [
+    await write('workers/a.ndjson', lines.join('\n')),
+    await write('workers/b.ndjson.gz', gzipSync(ndjson([pra('w3', 'Encore'), pra('wz', 'Zed')]))),
+    await write('workers/c.json', JSON.stringify(pra('wc', 'Json'))),
+  ];
+  const single = await testDatabase(t);
+  const a = await load(single, files, { workers: 0 });
+  const pooled = await testDatabase(t);
+  const b = await load(pooled, files, { workers: 2 });
+  t.ok(a.rejected > 15, `bad lines rejected (${a.rejected})`);
+  t.same(b.rejects, a.rejects, 'same rejects, same file:line, same order');
+  t.same({ ...b, elapsedMs: 0, indexMs: 0 }, { ...a, elapsedMs: 0, indexMs: 0 }, 'same counts');
+  t.same(await snapshot(pooled), await snapshot(single), 'same resources and index rows');
+  const [w3] = await pooled.sql`select content from resource where id = 'w3'`;
+  t.equal(w3.content.name[0].family, 'Encore', 'the last entry for an id wins across files and chunks');
+  const bulk = await testDatabase(t);
+  const c = await load(bulk, files, { workers: 2, bulk: true });
+  t.same(c.rejects, a.rejects);
+  t.same({ ...(await snapshot(bulk)), resource: undefined }, { ...(await snapshot(single)), resource: undefined }, 'bulk with workers: same index rows');
+});
+
+t.test('index values with COPY specials and the system marker character round-trip exactly', async (t) => {
+  const db = await testDatabase(t);
+  const odd = ['a\u0002b', 'back\\slash', 'tab\there', 'line\nbreak', '\u00020\u0002'];
+  const res = { ...pra('odd', 'Odd'), identifier: odd.map((value, i) => ({ system: `urn:test:${i}\u0002`, value })) };
+  for (const workers of [0, 2]) {
+    const r = await load(db, [await write(`odd/${workers}.ndjson`, ndjson([{ ...res, id: `odd${workers}` }]))], { workers });
+    t.same(r.rejects, []);
+    const rows = await db.sql<{ uri: string; code: string }[]>`
+      select s.uri, t.code from token_idx t join token_system s on s.id = t.sys join resource r using (rid)
+      where r.id = ${`odd${workers}`} and s.uri like 'urn:test:%' order by s.uri`;
+    t.same(rows.map((x) => [x.uri, x.code]), odd.map((v, i) => [`urn:test:${i}\u0002`, v]), `workers ${workers}`);
+  }
 });

@@ -15,6 +15,7 @@ Loads .json (a resource or a Bundle), .ndjson (one resource per line), optionall
   --bulk          initial load into an empty database: indexes are built once at the end
   --batch-size N  resources per transaction (default 1000)
   --concurrency N batches written at once (default 2)
+  --workers N     threads that parse and extract NDJSON (default 2 above 16 MiB of NDJSON, else 0)
 Exit code: 0 all loaded, 2 some entries or files rejected, 1 failure.`;
 
 function fmt(n: number): string {
@@ -31,6 +32,7 @@ async function main(): Promise<number> {
         bulk: { type: 'boolean', default: false },
         'batch-size': { type: 'string', default: '1000' },
         concurrency: { type: 'string', default: '2' },
+        workers: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -50,6 +52,11 @@ async function main(): Promise<number> {
   const concurrency = Number(args.values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) {
     console.error(`--concurrency must be an integer between 1 and 16, got "${args.values.concurrency}"`);
+    return 1;
+  }
+  const workers = args.values.workers === undefined ? undefined : Number(args.values.workers);
+  if (workers !== undefined && (!Number.isInteger(workers) || workers < 0 || workers > 16)) {
+    console.error(`--workers must be an integer between 0 and 16, got "${args.values.workers}"`);
     return 1;
   }
   if (args.positionals.length === 0) {
@@ -75,6 +82,7 @@ async function main(): Promise<number> {
       bulk: args.values.bulk,
       batchSize,
       concurrency,
+      workers,
       onReject: (where, reason) => {
         if (tty) process.stderr.write('\r\x1b[K');
         console.error(`${where}: ${reason}`);

@@ -1,14 +1,14 @@
 import type { Sql } from '../db.ts';
-import { ExtractError, extract } from '../fhir/extract.ts';
-import { InvalidResource } from '../fhir/resource.ts';
-import { parseReference } from '../fhir/reference.ts';
-import { RESOURCE_TYPES, type Registry, type ResourceType } from '../registry/index.ts';
+import { stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { extract } from '../fhir/extract.ts';
+import { RESOURCE_TYPES, registry as defaultRegistry, type Registry, type ResourceType } from '../registry/index.ts';
 import {
-  addCounts, AlreadyStored, bulkInsert, deleteIndexRows, emptyCounts, insertIndexRows, preparePut, SystemIds, writeBatch,
+  addCounts, AlreadyStored, bulkInsert, deleteIndexRows, emptyCounts, encodeRows, insertIndexRows, SystemIds, writeBatch,
   type WriteCounts, type WriteEntry,
 } from '../store/write.ts';
-import { readEntries, type RawEntry } from './sources.ts';
 import { finishBulk, startBulk } from './bulk.ts';
+import { ParsePool, preparedEntries } from './parallel.ts';
 
 export interface LoadOptions {
   strict?: boolean;
@@ -16,6 +16,11 @@ export interface LoadOptions {
   batchSize?: number;
   /** batches written at once (default 2; 1 with --strict, whose file is one transaction). */
   concurrency?: number;
+  /**
+   * worker threads that parse and extract NDJSON (src/load/parallel.ts); 0 = this thread. By
+   * default 2 (at most the number of cores) when there are more than 16 MiB of NDJSON, else 0.
+   */
+  workers?: number;
   /** called once per rejected entry: `where` is file:line or file#entry[i]. */
   onReject?: (where: string, reason: string) => void;
   onProgress?: (p: { entries: number; bytes: number }) => void;
@@ -32,22 +37,18 @@ export interface LoadSummary extends WriteCounts {
 
 class StrictAbort extends Error {}
 
-/** Turns a raw entry into a write entry, or a reason to reject it. */
-function prepare(registry: Registry, raw: RawEntry): WriteEntry | string {
-  if (raw.kind === 'invalid') return raw.reason;
-  if (raw.kind === 'delete') {
-    const ref = typeof raw.url === 'string' ? parseReference(raw.url) : undefined;
-    if (!ref || !(RESOURCE_TYPES as readonly string[]).includes(ref.type)) {
-      return `DELETE request.url must be <Type>/<id> of a stored type, got ${JSON.stringify(raw.url)}`;
-    }
-    return { op: 'delete', type: ref.type as ResourceType, id: ref.id };
-  }
-  try {
-    return preparePut(registry, raw.value);
-  } catch (err) {
-    if (err instanceof InvalidResource || err instanceof ExtractError) return err.message;
-    throw err;
-  }
+type Tx = Parameters<typeof writeBatch>[4] & {};
+
+/**
+ * A loader transaction commits without waiting for its WAL flush (synchronous_commit = off, for
+ * this transaction only): a crash of PostgreSQL may forget the last fraction of a second of
+ * batches, never half a batch, and a rerun of the load writes them again (loads are idempotent).
+ */
+function loaderTx<T>(sql: Sql, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return sql.begin(async (tx) => {
+    await tx`set local synchronous_commit = off`;
+    return fn(tx);
+  }) as Promise<T>;
 }
 
 /**
@@ -57,6 +58,23 @@ function prepare(registry: Registry, raw: RawEntry): WriteEntry | string {
  * empty database is loaded with the secondary indexes dropped and rebuilt at the end.
  */
 export async function loadFiles(sql: Sql, registry: Registry, files: string[], opts: LoadOptions = {}): Promise<LoadSummary> {
+  const workers = opts.workers ?? (await defaultWorkers(files));
+  // Workers build the default registry themselves: another registry is prepared on this thread.
+  const pool = workers > 0 && registry === defaultRegistry ? new ParsePool(workers) : undefined;
+  try {
+    return await load(sql, registry, files, opts, pool);
+  } finally {
+    await pool?.close();
+  }
+}
+
+async function defaultWorkers(files: string[]): Promise<number> {
+  let bytes = 0;
+  for (const f of files) if (/\.ndjson(\.gz)?$/i.test(f)) bytes += (await stat(f)).size;
+  return bytes > 16 * 2 ** 20 ? Math.min(2, availableParallelism()) : 0;
+}
+
+async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOptions, pool: ParsePool | undefined): Promise<LoadSummary> {
   const t0 = Date.now();
   const batchSize = opts.batchSize ?? 1000;
   const systems = new SystemIds();
@@ -75,12 +93,13 @@ export async function loadFiles(sql: Sql, registry: Registry, files: string[], o
     let c: WriteCounts | undefined;
     if (bulk && !tx) {
       try {
-        c = await sql.begin((t) => bulkInsert(sql, systems, batch, t));
+        c = await loaderTx(sql, (t) => bulkInsert(sql, systems, batch, t));
       } catch (err) {
         if (!(err instanceof AlreadyStored)) throw err;
       }
     }
-    c ??= await writeBatch(sql, registry, systems, batch, tx, bulk ? { deferIndexDeletes: bulk.stale } : undefined);
+    const opts = bulk ? { deferIndexDeletes: bulk.stale } : undefined;
+    c ??= await (tx ? writeBatch(sql, registry, systems, batch, tx, opts) : loaderTx(sql, (t) => writeBatch(sql, registry, systems, batch, t, opts)));
     counts = addCounts(counts, c);
   };
 
@@ -112,11 +131,11 @@ export async function loadFiles(sql: Sql, registry: Registry, files: string[], o
       const concurrency = tx ? 1 : (opts.concurrency ?? 2);
       let batch: WriteEntry[] = [];
       let fileRejected = false;
-      for await (const raw of readEntries(file, (n) => (bytes += n))) {
+      for await (const p of preparedEntries(file, registry, (n) => (bytes += n), pool)) {
         entries++;
-        const e = prepare(registry, raw);
-        if (typeof e === 'string') {
-          reject(raw.where, e);
+        const e = p.entry;
+        if (e === undefined) {
+          reject(p.where, p.reason);
           fileRejected = true;
           continue;
         }
@@ -135,7 +154,7 @@ export async function loadFiles(sql: Sql, registry: Registry, files: string[], o
     if (opts.strict) {
       const before = counts;
       try {
-        await sql.begin((tx) => run(tx));
+        await loaderTx(sql, (tx) => run(tx));
       } catch (err) {
         if (!(err instanceof StrictAbort)) throw err;
         counts = before;
@@ -163,11 +182,11 @@ export async function reindex(sql: Sql, registry: Registry, systems: SystemIds, 
     const slice = rids.slice(i, i + 1000);
     const rows = await sql<{ rid: string; type: ResourceType; content: Record<string, unknown> }[]>`
       select rid, type, content from resource where rid = any(${slice}::bigint[])`;
-    const items = rows.map((r) => ({ rid: r.rid, rows: extract(r.content, registry.forType(r.type)) }));
+    const items = rows.map((r) => ({ rid: r.rid, index: encodeRows(extract(r.content, registry.forType(r.type))) }));
     // Deleted resources are gone from `resource`: their rows go by the parameters of every type.
     const present = new Map(rows.map((r) => [r.rid, r.type as string]));
     const targets = slice.flatMap((rid) => (present.has(rid) ? [{ rid, type: present.get(rid)! }] : RESOURCE_TYPES.map((type) => ({ rid, type }))));
-    await systems.resolve(sql, items.flatMap((it) => it.rows.token.map((t) => t.system).filter((s): s is string => s !== null)));
+    await systems.resolve(sql, items.flatMap((it) => it.index.systems));
     await sql.begin(async (tx) => {
       await deleteIndexRows(tx, registry, targets);
       await insertIndexRows(tx, systems, items);

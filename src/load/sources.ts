@@ -35,7 +35,7 @@ export async function expandPaths(paths: string[]): Promise<string[]> {
   return out;
 }
 
-function* bundleEntries(file: string, value: unknown): Generator<RawEntry> {
+export function* bundleEntries(file: string, value: unknown): Generator<RawEntry> {
   const b = value as { resourceType?: unknown; entry?: unknown };
   if (b?.resourceType !== 'Bundle') {
     yield { kind: 'resource', where: file, value };
@@ -83,7 +83,32 @@ export async function* readEntries(file: string, onBytes: (n: number) => void = 
     else yield* bundleEntries(file, r.value);
     return;
   }
-  // Lines are cut by hand from 1 MiB chunks (readline costs more than the JSON parsing).
+  for await (const chunk of ndjsonChunks(file, onBytes)) {
+    for (let i = 0; i < chunk.lines.length; i++) yield* lineEntries(file, chunk.first + i, chunk.lines[i]);
+  }
+}
+
+/** The entries of line `n` (1-based) of an NDJSON file: a resource, a Bundle's entries, or why not. */
+export function* lineEntries(file: string, n: number, line: string): Generator<RawEntry> {
+  if (line.trim() === '') return;
+  const where = `${file}:${n}`;
+  const r = parse(n === 1 ? line.replace(/^\uFEFF/, '') : line);
+  if (!r.ok) yield { kind: 'invalid', where, reason: r.reason };
+  else yield* bundleEntries(where, r.value);
+}
+
+export interface LineChunk {
+  /** number of the first line (1-based). */
+  first: number;
+  lines: string[];
+}
+
+/**
+ * The lines of an NDJSON file (.gz too), streamed in chunks of up to `size` lines. Lines are cut by
+ * hand from 1 MiB reads (readline costs more than the JSON parsing).
+ */
+export async function* ndjsonChunks(file: string, onBytes: (n: number) => void = () => {}, size = 1000): AsyncGenerator<LineChunk> {
+  const gz = file.toLowerCase().endsWith('.gz');
   const input = createReadStream(file, { highWaterMark: 1 << 20 });
   input.on('data', (chunk) => onBytes(chunk.length));
   const text = gz ? input.pipe(createGunzip()) : input;
@@ -92,28 +117,31 @@ export async function* readEntries(file: string, onBytes: (n: number) => void = 
   const decoder = new StringDecoder('utf8');
   let n = 0;
   let rest = '';
-  const lineEntries = function* (line: string): Generator<RawEntry> {
-    n++;
-    if (line.trim() === '') return;
-    const where = `${file}:${n}`;
-    const r = parse(n === 1 ? line.replace(/^\uFEFF/, '') : line);
-    if (!r.ok) yield { kind: 'invalid', where, reason: r.reason };
-    else yield* bundleEntries(where, r.value);
-  };
+  let lines: string[] = [];
   try {
     for await (const chunk of text) {
       const str = rest + decoder.write(chunk as Buffer);
       let start = 0;
       for (let nl = str.indexOf('\n'); nl >= 0; nl = str.indexOf('\n', start)) {
-        yield* lineEntries(str.slice(start, nl));
+        lines.push(str.slice(start, nl));
         start = nl + 1;
+        if (lines.length === size) {
+          yield { first: n + 1, lines };
+          n += lines.length;
+          lines = [];
+        }
       }
       rest = str.slice(start);
     }
     rest += decoder.end();
-    if (rest !== '') yield* lineEntries(rest);
+    if (rest !== '') lines.push(rest);
   } catch (err) {
     errors.push(err as Error);
+  }
+  // The lines read before a failure are still given, then the failure.
+  if (lines.length) {
+    yield { first: n + 1, lines };
+    n += lines.length;
   }
   if (errors.length) throw new Error(`${file}: read failed after line ${n}: ${errors[0].message}`);
 }

@@ -9,7 +9,7 @@ import type { Registry, ResourceType } from '../registry/index.ts';
  * meta.lastUpdated is a no-op; a real change increments the server's versionId.
  */
 export type WriteEntry =
-  | { op: 'put'; type: ResourceType; id: string; lastUpdated: string; content: Record<string, unknown>; text: string; rows: IndexRows }
+  | { op: 'put'; type: ResourceType; id: string; lastUpdated: string; text: string; index: IndexCopy }
   | { op: 'delete'; type: ResourceType; id: string };
 
 export interface WriteCounts {
@@ -39,11 +39,11 @@ export function preparePut(registry: Registry, value: unknown, now = new Date())
   const lastUpdated = typeof meta.lastUpdated === 'string' ? meta.lastUpdated : now.toISOString();
   const content = { ...resource, meta: { ...meta, versionId: '1', lastUpdated } };
   // Extracted from what is stored (meta.lastUpdated included), exactly as a re-index would.
-  const rows = extract(content, registry.forType(type));
+  const index = encodeRows(extract(content, registry.forType(type)));
   const text = JSON.stringify(content);
   // PostgreSQL's jsonb cannot hold U+0000: refuse the entry rather than fail the whole batch.
   if (text.includes('\\u0000')) throw new InvalidResource('contains a NUL character (\\u0000), which cannot be stored');
-  return { op: 'put', type, id, lastUpdated, content, text, rows };
+  return { op: 'put', type, id, lastUpdated, text, index };
 }
 
 /** Token systems are interned in token_system; the ids are cached per process. */
@@ -95,12 +95,58 @@ export async function deleteIndexRows(tx: Db, registry: Registry, items: { rid: 
   }
 }
 
-/** COPY text format: backslash, tab, newline and carriage return escaped. */
-const copyText = (s: string) => (/[\\\t\n\r]/.test(s) ? s.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]) : s);
-const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+/**
+ * COPY text format: backslash, tab, newline and carriage return escaped; also U+0002, written as
+ * the escape \x02, because the raw character marks token systems in IndexCopy.token.
+ */
+const copyText = (s: string) => (/[\\\t\n\r\x02]/.test(s) ? s.replace(/[\\\t\n\r\x02]/g, (c) => COPY_ESCAPES[c]) : s);
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\x02': '\\x02' };
+
+/**
+ * The index rows of one resource as COPY text, prepared before its rid is known (in a loader worker
+ * thread, src/load/parallel.ts, where strings cross threads far cheaper than thousands of small
+ * objects): every line starts with a tab, the rid goes in front of it at write time. A token's
+ * system is written `\x02<i>\x02`, i indexing `systems`: its interned id is only known to the
+ * writing thread.
+ */
+export interface IndexCopy {
+  token: string;
+  string: string;
+  date: string;
+  reference: string;
+  count: number;
+  systems: string[];
+}
+
+export function encodeRows(rows: IndexRows): IndexCopy {
+  const systems: string[] = [];
+  let token = '';
+  for (const x of rows.token) {
+    let sys = '0';
+    if (x.system !== null) {
+      let i = systems.indexOf(x.system);
+      if (i < 0) i = systems.push(x.system) - 1;
+      sys = `\x02${i}\x02`;
+    }
+    token += `\t${x.param}\t${sys}\t${copyText(x.code)}\n`;
+  }
+  let string = '';
+  for (const x of rows.string) string += `\t${x.param}\t${copyText(x.norm)}\t${copyText(x.exact)}\n`;
+  let date = '';
+  for (const x of rows.date) date += `\t${x.param}\t${new Date(x.low).toISOString()}\t${new Date(x.high).toISOString()}\n`;
+  let reference = '';
+  for (const x of rows.reference) reference += `\t${x.param}\t${copyText(x.targetType)}\t${copyText(x.targetId)}\n`;
+  const count = rows.token.length + rows.string.length + rows.date.length + rows.reference.length;
+  return { token, string, date, reference, count, systems };
+}
+
+/** Lines that start with a tab (IndexCopy), each given the rid in front. */
+const withRid = (rid: string, lines: string) => (lines === '' ? '' : rid + lines.replaceAll('\n\t', `\n${rid}\t`));
 
 async function copyInto(tx: Db, table: 'resource' | 'token_idx' | 'string_idx' | 'date_idx' | 'reference_idx', columns: string, lines: string[]): Promise<void> {
-  if (lines.length === 0) return;
+  let any = false;
+  for (const l of lines) if (l !== '') any = true;
+  if (!any) return;
   const w = await tx.unsafe(`copy ${table} (${columns}) from stdin`).writable();
   const done = new Promise<void>((resolve, reject) => w.once('finish', resolve).once('error', reject));
   w.end(lines.join(''));
@@ -111,22 +157,26 @@ async function copyInto(tx: Db, table: 'resource' | 'token_idx' | 'string_idx' |
  * Inserts the index rows of resources whose rid is known (COPY: the cheapest way into PostgreSQL);
  * returns the number of rows.
  */
-export async function insertIndexRows(tx: Db, systems: SystemIds, items: { rid: string; rows: IndexRows }[]): Promise<number> {
+export async function insertIndexRows(tx: Db, systems: SystemIds, items: { rid: string; index: IndexCopy }[]): Promise<number> {
   const t: string[] = [];
   const s: string[] = [];
   const d: string[] = [];
   const r: string[] = [];
-  for (const { rid, rows } of items) {
-    for (const x of rows.token) t.push(`${rid}\t${x.param}\t${systems.id(x.system)}\t${copyText(x.code)}\n`);
-    for (const x of rows.string) s.push(`${rid}\t${x.param}\t${copyText(x.norm)}\t${copyText(x.exact)}\n`);
-    for (const x of rows.date) d.push(`${rid}\t${x.param}\t${new Date(x.low).toISOString()}\t${new Date(x.high).toISOString()}\n`);
-    for (const x of rows.reference) r.push(`${rid}\t${x.param}\t${copyText(x.targetType)}\t${copyText(x.targetId)}\n`);
+  let count = 0;
+  for (const { rid, index } of items) {
+    let token = index.token;
+    if (index.systems.length) token = token.replace(/\x02(\d+)\x02/g, (_, i: string) => String(systems.id(index.systems[Number(i)])));
+    t.push(withRid(rid, token));
+    s.push(withRid(rid, index.string));
+    d.push(withRid(rid, index.date));
+    r.push(withRid(rid, index.reference));
+    count += index.count;
   }
   await copyInto(tx, 'token_idx', 'rid, param, sys, code', t);
   await copyInto(tx, 'string_idx', 'rid, param, norm, exact', s);
   await copyInto(tx, 'date_idx', 'rid, param, low, high', d);
   await copyInto(tx, 'reference_idx', 'rid, param, target_type, target_id', r);
-  return t.length + s.length + d.length + r.length;
+  return count;
 }
 
 /** Raised by bulkInsert when an id is already stored: the caller writes that batch by upsert. */
@@ -151,13 +201,13 @@ export async function bulkInsert(sql: Sql, systems: SystemIds, batch: WriteEntry
   const lines = puts.map((e, i) =>
     `${rids[i].rid}\t${copyText(e.type)}\t${copyText(e.id)}\t1\t${copyText(e.lastUpdated)}\t${copyText(e.text)}\n`);
   await copyInto(tx, 'resource', 'rid, type, id, version_id, last_updated, content', lines);
-  const indexRows = await insertIndexRows(tx, systems, puts.map((e, i) => ({ rid: rids[i].rid, rows: e.rows })));
+  const indexRows = await insertIndexRows(tx, systems, puts.map((e, i) => ({ rid: rids[i].rid, index: e.index })));
   return { ...emptyCounts(), inserted: puts.length, indexRows };
 }
 
 export function systemsOf(entries: WriteEntry[]): string[] {
   const out = new Set<string>();
-  for (const e of entries) if (e.op === 'put') for (const t of e.rows.token) if (t.system !== null) out.add(t.system);
+  for (const e of entries) if (e.op === 'put') for (const uri of e.index.systems) out.add(uri);
   return [...out];
 }
 
@@ -201,7 +251,7 @@ export async function writeBatch(
           set version_id = r.version_id + 1,
               last_updated = excluded.last_updated,
               content = jsonb_set(excluded.content, '{meta,versionId}', to_jsonb((r.version_id + 1)::text))
-          where r.hash <> excluded.hash
+          where (r.content #- '{meta,versionId}' #- '{meta,lastUpdated}') <> (excluded.content #- '{meta,versionId}' #- '{meta,lastUpdated}')
         returning r.rid, r.type, r.id, (r.xmax = 0) as inserted`;
       const byKey = new Map(puts.map((e) => [`${e.type}/${e.id}`, e]));
       const updated = written.filter((w) => !w.inserted);
@@ -210,7 +260,7 @@ export async function writeBatch(
       counts.indexRows = await insertIndexRows(
         db,
         systems,
-        written.filter((w) => !defer || w.inserted).map((w) => ({ rid: w.rid, rows: (byKey.get(`${w.type}/${w.id}`) as Extract<WriteEntry, { op: 'put' }>).rows })),
+        written.filter((w) => !defer || w.inserted).map((w) => ({ rid: w.rid, index: (byKey.get(`${w.type}/${w.id}`) as Extract<WriteEntry, { op: 'put' }>).index })),
       );
       counts.inserted = written.length - updated.length;
       counts.updated = updated.length;

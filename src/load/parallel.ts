@@ -1,0 +1,91 @@
+import { Worker } from 'node:worker_threads';
+import type { Registry } from '../registry/index.ts';
+import type { ChunkRequest, ChunkResult } from './parse-worker.ts';
+import { prepare, type Prepared } from './prepare.ts';
+import { ndjsonChunks, readEntries } from './sources.ts';
+
+/**
+ * Parsing, validation and extraction take most of the loader's CPU (JSON.parse, the registry's
+ * extractors, JSON.stringify of what is stored), and on one thread they are the bottleneck of a
+ * load: PostgreSQL waited for them half of the time. NDJSON files are therefore cut into chunks of
+ * lines that worker threads prepare; the main thread only reads lines, writes batches and keeps the
+ * order (chunks are handed out round-robin and their results taken back in input order, so the
+ * entries, their file:line and the last-wins rule are exactly those of the single-thread path).
+ */
+const CHUNK_LINES = 500;
+
+function spawn(): Worker {
+  const entry = new URL(`./parse-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+  if (!entry.pathname.endsWith('.ts')) return new Worker(entry);
+  // Running from TypeScript sources (tsx): the worker registers the same loader before importing.
+  const api = import.meta.resolve('tsx/esm/api');
+  return new Worker(`import(${JSON.stringify(api)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true });
+}
+
+export class ParsePool {
+  private readonly workers: Worker[];
+  private readonly pending = new Map<number, { resolve: (v: Prepared[]) => void; reject: (e: Error) => void }>();
+  private nextId = 0;
+  private failure: Error | undefined;
+
+  constructor(readonly size: number) {
+    this.workers = Array.from({ length: size }, () => {
+      const w = spawn();
+      w.on('message', (m: ChunkResult) => {
+        const p = this.pending.get(m.id);
+        if (!p) return;
+        this.pending.delete(m.id);
+        if (m.error !== undefined) p.reject(new Error(`loader worker: ${m.error}`));
+        else p.resolve(m.out);
+      });
+      w.on('error', (err) => this.fail(err));
+      w.on('exit', (code) => {
+        if (code !== 0) this.fail(new Error(`loader worker exited with code ${code}`));
+      });
+      return w;
+    });
+  }
+
+  private fail(err: Error): void {
+    this.failure ??= err;
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+  }
+
+  run(file: string, first: number, lines: string[]): Promise<Prepared[]> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    const p = new Promise<Prepared[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    this.workers[id % this.size].postMessage({ id, file, first, lines } satisfies ChunkRequest);
+    return p;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
+
+/**
+ * The prepared entries of one file, in input order: NDJSON through the pool when there is one,
+ * everything else (and everything without a pool) on this thread.
+ */
+export async function* preparedEntries(file: string, registry: Registry, onBytes: (n: number) => void, pool?: ParsePool): AsyncGenerator<Prepared> {
+  if (!pool || !/\.ndjson(\.gz)?$/i.test(file)) {
+    for await (const raw of readEntries(file, onBytes)) yield prepare(registry, raw);
+    return;
+  }
+  const queue: Promise<Prepared[]>[] = [];
+  const ahead = pool.size * 4;
+  const take = () => queue.shift()!;
+  try {
+    for await (const chunk of ndjsonChunks(file, onBytes, CHUNK_LINES)) {
+      const p = pool.run(file, chunk.first, chunk.lines);
+      p.catch(() => {}); // awaited in order below; a failure must not be reported as unhandled first
+      queue.push(p);
+      if (queue.length >= ahead) yield* await take();
+    }
+    while (queue.length) yield* await take();
+  } finally {
+    queue.length = 0;
+  }
+}

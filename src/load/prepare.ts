@@ -1,0 +1,28 @@
+import { ExtractError } from '../fhir/extract.ts';
+import { parseReference } from '../fhir/reference.ts';
+import { InvalidResource } from '../fhir/resource.ts';
+import { RESOURCE_TYPES, type Registry, type ResourceType } from '../registry/index.ts';
+import { preparePut, type WriteEntry } from '../store/write.ts';
+import type { RawEntry } from './sources.ts';
+
+/** An input entry ready to be written, or the reason it is rejected; `where` is file:line or file#entry[i]. */
+export type Prepared = { where: string; entry: WriteEntry; reason?: undefined } | { where: string; entry?: undefined; reason: string };
+
+/** Turns a raw entry into a write entry, or a reason to reject it (pure: no database). */
+export function prepare(registry: Registry, raw: RawEntry): Prepared {
+  const { where } = raw;
+  if (raw.kind === 'invalid') return { where, reason: raw.reason };
+  if (raw.kind === 'delete') {
+    const ref = typeof raw.url === 'string' ? parseReference(raw.url) : undefined;
+    if (!ref || !(RESOURCE_TYPES as readonly string[]).includes(ref.type)) {
+      return { where, reason: `DELETE request.url must be <Type>/<id> of a stored type, got ${JSON.stringify(raw.url)}` };
+    }
+    return { where, entry: { op: 'delete', type: ref.type as ResourceType, id: ref.id } };
+  }
+  try {
+    return { where, entry: preparePut(registry, raw.value) };
+  } catch (err) {
+    if (err instanceof InvalidResource || err instanceof ExtractError) return { where, reason: err.message };
+    throw err;
+  }
+}
