@@ -96,12 +96,20 @@ export async function fhirRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     return searchBundle({ base: `${root}/fhir/${version}`, req: parsed, ...result });
   };
 
+  // The CapabilityStatement depends only on the version and the base URL: built once for each.
+  const statements = new Map<string, string>();
   app.get<{ Params: { version: string } }>('/fhir/:version/metadata', async (req, reply) => {
     const version = versionOf(req.params.version);
     checkFormat(req);
     const root = rootUrl(deps, req);
     versionHeaders(reply, version, root);
-    return JSON.stringify(capabilityStatement(deps.registry, version, `${root}/fhir/${version}`, deps.softwareVersion, deps.startedAt));
+    const key = `${version} ${root}`;
+    let body = statements.get(key);
+    if (body === undefined) {
+      body = JSON.stringify(capabilityStatement(deps.registry, version, `${root}/fhir/${version}`, deps.softwareVersion, deps.startedAt));
+      if (statements.size < 64) statements.set(key, body); // roots come from Host headers: bounded
+    }
+    return body;
   });
 
   app.get<{ Params: { version: string; type: string } }>('/fhir/:version/:type', (req, reply) => search(req, reply, []));
