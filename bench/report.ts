@@ -179,7 +179,7 @@ export function renderMarkdown(r: BenchResult): string {
   L.push('| path | resources | time | resources/s | index rows/s | × COPY floor | how |', '|---|---|---|---|---|---|---|');
   const lrow = (name: string, x: LoadFigures | undefined, how: string) =>
     x && L.push(`| ${name} | ${int(x.resources)} | ${(x.ms / 1000).toFixed(1)} s | ${int(x.rps)} | ${int(x.indexRowsPerS)} | ${ratio(x.ratioToCopy)} | ${how} |`);
-  lrow('COPY floor', r.copyFloor, `one \`COPY … (format csv)\` per file into a one-column jsonb table (${r.copyFloor?.tableBytes ? gib(r.copyFloor.tableBytes) : ''})`);
+  lrow('COPY floor', r.copyFloor, `${r.copyFloor?.method ? `${r.copyFloor.method}: ` : ''}one \`COPY … (format csv)\` per file into a one-column jsonb table (${r.copyFloor?.tableBytes ? gib(r.copyFloor.tableBytes) : ''})`);
   lrow('loader CPU only', r.parseOnly, `read + JSON.parse + validate + extract + encode the index rows, as the loader does it (${r.parseOnly?.workers ?? '?'} worker threads, \`preparedEntries\`), no database: the ceiling of the loader's CPU side`);
   lrow('loader, bulk', r.bulk, `\`loadFiles(…, { bulk: true })\` into an empty database; rows streamed in ${r.bulk?.ingestMs ? `${(r.bulk.ingestMs / 1000).toFixed(1)} s` : '?'}, then indexes rebuilt + VACUUM ANALYZE`);
   if (r.incremental && 'rps' in r.incremental) lrow('loader, incremental', r.incremental, r.incremental.method ?? '');
