@@ -55,7 +55,7 @@ function loaderTx<T>(sql: Sql, fn: (tx: Tx) => Promise<T>): Promise<T> {
  * Loads files into the database: batched transactions, idempotent (a second run changes nothing),
  * one rejected line per bad entry and the load goes on. With `strict`, a file with any bad entry is
  * written not at all (its batches share one transaction that is rolled back). With `bulk`, an
- * empty database is loaded with the secondary indexes dropped and rebuilt at the end.
+ * empty database is loaded with the value indexes dropped and rebuilt at the end (src/load/bulk.ts).
  */
 export async function loadFiles(sql: Sql, registry: Registry, files: string[], opts: LoadOptions = {}): Promise<LoadSummary> {
   const workers = opts.workers ?? (await defaultWorkers(files));
@@ -98,8 +98,8 @@ async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOpt
         if (!(err instanceof AlreadyStored)) throw err;
       }
     }
-    const opts = bulk ? { deferIndexDeletes: bulk.stale } : undefined;
-    c ??= await (tx ? writeBatch(sql, registry, systems, batch, tx, opts) : loaderTx(sql, (t) => writeBatch(sql, registry, systems, batch, t, opts)));
+    const defer = bulk ? { deferIndexDeletes: bulk.stale } : undefined;
+    c ??= await (tx ? writeBatch(sql, registry, systems, batch, tx, defer) : loaderTx(sql, (t) => writeBatch(sql, registry, systems, batch, t, defer)));
     counts = addCounts(counts, c);
   };
 
