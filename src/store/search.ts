@@ -74,7 +74,7 @@ export class SystemLookup {
       }
     }
     const commonNeedles = new Set<string>();
-    for (const { param, needle } of needles) if (await this.isCommon(sql, param, needle)) commonNeedles.add(`${param}/${needle}`);
+    for (const { param, needle } of needles) if (await this.isCommon(sql, param, needle, req.count + 1)) commonNeedles.add(`${param}/${needle}`);
     return { sql, systemId: (uri) => this.cache.get(uri), commonNeedles };
   }
 
@@ -91,15 +91,15 @@ export class SystemLookup {
 
   /**
    * A :contains needle is common when the key-order walk of its parameter is expected to fill a
-   * page (50) sooner than the trigram path reads the needle's rows: the walk reads about
-   * 50 × P / m rows of a parameter with P rows for a needle with m matches, the trigram path about
-   * m, so the crossover is m = √(50 × P) (about 13 k rows for the 3.6 M name rows of 1.8 M
-   * practitioners). m is the planner's estimate for the bare condition.
+   * page of n rows sooner than the trigram path reads the needle's rows: the walk reads about
+   * n × P / m rows of a parameter with P rows for a needle with m matches, the trigram path about
+   * m, so the crossover is m = √(n × P) (about 13 k rows for a page of 50 over the 3.6 M name rows
+   * of 1.8 M practitioners). m is the planner's estimate for the bare condition.
    */
-  private async isCommon(sql: Sql, param: number, needle: string): Promise<boolean> {
+  private async isCommon(sql: Sql, param: number, needle: string, pageRows: number): Promise<boolean> {
     const pattern = `%${likeEscape(needle)}%`;
     const m = await planRows(sql, sql`select 1 from string_idx s where s.param = ${param} and s.norm like ${pattern}`);
-    return m > Math.sqrt(50 * (await this.rowsOf(sql, param)));
+    return m > Math.sqrt(pageRows * (await this.rowsOf(sql, param)));
   }
 }
 
