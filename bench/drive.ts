@@ -8,9 +8,8 @@ import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import autocannon from 'autocannon';
 import type { Config } from '../src/config.ts';
-import type { Sql } from '../src/db.ts';
 import { Rng } from '../src/generate/prng.ts';
-import { execOp, type FloorOp } from './floor.ts';
+import { execOp, type FloorOp, type Pools } from './floor.ts';
 
 export interface RunStats {
   concurrency: number;
@@ -130,7 +129,7 @@ export async function probe(port: number, path: string, headers: Record<string, 
   return { status: res.status, ms: performance.now() - t0, body };
 }
 
-export async function floorRun(sql: Sql, config: Config, ops: FloorOp[], concurrency: number, durationS: number, seed: number): Promise<RunStats> {
+export async function floorRun(pools: Pools, config: Config, ops: FloorOp[], concurrency: number, durationS: number, seed: number): Promise<RunStats> {
   const rng = new Rng(seed, 971);
   const lat = new Latencies();
   let errors = 0;
@@ -142,7 +141,7 @@ export async function floorRun(sql: Sql, config: Config, ops: FloorOp[], concurr
       const op = ops[rng.int(ops.length)];
       const s = performance.now();
       try {
-        await execOp(sql, op, config);
+        await execOp(pools, op, config);
         lat.push(performance.now() - s);
       } catch (err) {
         errors++;

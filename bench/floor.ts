@@ -6,16 +6,20 @@
 
 import type { Config } from '../src/config.ts';
 import type { Sql } from '../src/db.ts';
-import { countQuery, pageQuery, type CompileContext } from '../src/fhir/compile.ts';
+import { pageQuery, type CompileContext } from '../src/fhir/compile.ts';
+import { run, sql } from '../src/fhir/statement.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
 import type { IncludeSpec, SearchRequest } from '../src/fhir/search-request.ts';
 import { registry, type ResourceType, type Version } from '../src/registry/index.ts';
-import { fetchIncludes, fetchPage, SystemLookup } from '../src/store/search.ts';
+import { countWithin, fetchIncludes, includeStatement, searchSql, SystemLookup } from '../src/store/search.ts';
+import { fetchPage, renderStatement } from '../src/store/render.ts';
 
 export interface FloorOp {
   path: string;
   req: SearchRequest;
   ctx: CompileContext;
+  /** the API version's base (fullUrls are rendered with it, as the server does). */
+  base: string;
   after?: string;
 }
 
@@ -25,7 +29,13 @@ export function cursorAfter(cursor: string): string {
   return payload.a;
 }
 
-export async function prepareOps(sql: Sql, config: Config, base: string, paths: string[]): Promise<FloorOp[]> {
+/** The floor's two pools, as the server has them (src/db.ts connectPools). */
+export interface Pools {
+  sql: Sql;
+  generic: Sql;
+}
+
+export async function prepareOps(pools: Pools, config: Config, base: string, paths: string[]): Promise<FloorOp[]> {
   const systems = new SystemLookup();
   const ops: FloorOp[] = [];
   for (const p of paths) {
@@ -43,34 +53,23 @@ export async function prepareOps(sql: Sql, config: Config, base: string, paths: 
       maxValuesPerParam: config.maxValuesPerParam,
       maxParams: config.maxParams,
     });
-    const ctx = await systems.prepare(sql, req);
-    ops.push({ path: p, req, ctx, after: req.cursor ? cursorAfter(req.cursor) : undefined });
+    const ctx = await systems.prepare(searchSql(pools, req), req);
+    ops.push({ path: p, req, ctx, base: `${base}/fhir/${version}`, after: req.cursor ? cursorAfter(req.cursor) : undefined });
   }
   return ops;
 }
 
-const isTimeout = (err: unknown) => (err as { code?: string })?.code === '57014';
-
 /** One search's statements, in the order the server runs them. */
-export async function execOp(sql: Sql, op: FloorOp, config: Config): Promise<void> {
+export async function execOp(pools: Pools, op: FloorOp, config: Config): Promise<void> {
   const { req, ctx } = op;
-  const page = await fetchPage(ctx, req, op.after, req.count + 1);
-  const hasNext = page.length > req.count;
-  const matches = hasNext ? page.slice(0, req.count) : page;
+  const keys = req.include.length > 0 || req.revinclude.length > 0;
+  const page = await fetchPage(ctx, req, op.after, op.base, keys);
+  const hasNext = page.rows > req.count;
   if (op.after === undefined && hasNext && req.total !== 'none') {
-    if (req.total === 'accurate') await countQuery(ctx, req);
-    else if (req.total === undefined) {
-      try {
-        await sql.begin(async (tx) => {
-          await tx.unsafe(`set local statement_timeout = ${Math.floor(config.totalBudgetMs)}`);
-          await countQuery({ ...ctx, sql: tx as unknown as Sql }, req);
-        });
-      } catch (err) {
-        if (!isTimeout(err)) throw err;
-      }
-    }
+    if (req.total === 'accurate') await countWithin(ctx, req, undefined);
+    else if (req.total === undefined) await countWithin(ctx, req, config.totalBudgetMs);
   }
-  await fetchIncludes(sql, req, matches, config.includeCap);
+  if (keys) await fetchIncludes(pools.generic, op.base, req, page, config.includeCap);
 }
 
 const planText = (rows: readonly Record<string, unknown>[]) => rows.map((r) => String(r['QUERY PLAN'])).join('\n');
@@ -79,31 +78,17 @@ const planText = (rows: readonly Record<string, unknown>[]) => rows.map((r) => S
  * EXPLAIN (ANALYZE, BUFFERS) of the page statement (the pending query nests as a fragment) and, for
  * a search with _include/_revinclude, of the include statements on the page's matches.
  */
-export async function explainPage(sql: Sql, op: FloorOp, config: Config): Promise<string> {
-  const ctx = { ...op.ctx, sql };
-  const { req } = op;
-  const out = [planText(await sql`explain (analyze, buffers) ${pageQuery(ctx, req, op.after, req.count + 1)}`)];
-  if (req.include.length || req.revinclude.length) {
-    const page = (await fetchPage(ctx, req, op.after, req.count + 1)).slice(0, req.count);
-    const rids = page.map((m) => m.rid);
-    const ids = page.map((m) => m.id);
-    const limit = config.includeCap + 1;
-    if (req.include.length) {
-      const cond = req.include
-        .map((spec) => (spec.targetType ? sql`(x.param = ${spec.param.id} and x.target_type = ${spec.targetType})` : sql`x.param = ${spec.param.id}`))
-        .reduce((a, b) => sql`${a} or ${b}`);
-      out.push('-- _include statement', planText(await sql`explain (analyze, buffers)
-        select r.rid, r.type, r.id, r.content::text as content from resource r
-        where (r.type, r.id) in (select x.target_type, x.target_id from reference_idx x where x.rid = any(${rids}::bigint[]) and (${cond}))
-        order by r.rid limit ${limit}`));
-    }
-    if (req.revinclude.length) {
-      const params = [...new Set(req.revinclude.map((s) => s.param.id))];
-      out.push('-- _revinclude statement', planText(await sql`explain (analyze, buffers)
-        select r.rid, r.type, r.id, r.content::text as content from resource r
-        where r.rid in (select x.rid from reference_idx x
-          where x.param = any(${params}::int[]) and x.target_type = ${req.type} and x.target_id = any(${ids}::text[]))
-        order by r.rid limit ${limit}`));
+export async function explainPage(pools: Pools, op: FloorOp, config: Config): Promise<string> {
+  const { req, ctx } = op;
+  const keys = req.include.length > 0 || req.revinclude.length > 0;
+  const rendered = renderStatement(pageQuery(ctx, req, op.after, req.count + 1), { base: op.base, mode: 'match', shown: req.count, keys });
+  const out = [planText(await run(ctx.db, sql`explain (analyze, buffers) ${rendered}`))];
+  if (keys) {
+    const page = await fetchPage(ctx, req, op.after, op.base, keys);
+    const include = includeStatement(req, page, config.includeCap + 1);
+    if (include) {
+      const rendered = renderStatement(include, { base: op.base, mode: 'include', shown: config.includeCap, keys: false });
+      out.push('-- _include/_revinclude statement', planText(await run(pools.generic, sql`explain (analyze, buffers) ${rendered}`)));
     }
   }
   return out.join('\n');

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.ts';
-import { connectUrl, migrate, type Sql } from '../src/db.ts';
+import { connectPools, connectUrl, migrate, type Sql } from '../src/db.ts';
 import { startEmbedded, type EmbeddedHandle } from '../src/embedded.ts';
 import { loadFiles } from '../src/load/loader.ts';
 import { ParsePool, preparedEntries } from '../src/load/parallel.ts';
@@ -481,8 +481,9 @@ async function main(): Promise<number> {
       () => httpOk(`http://127.0.0.1:${opts.port + 1}/hello`));
     children.push(hello);
 
-    const floorSql = connectUrl(mainUrl, { max: Math.max(...CONCURRENCY) });
-    pools.push(floorSql);
+    // Both pools of the server (src/db.ts), each with a connection per concurrent request.
+    const floorPools = connectPools(mainUrl, { max: Math.max(...CONCURRENCY) });
+    pools.push(floorPools.sql, floorPools.generic);
     const base = `http://127.0.0.1:${opts.port}`;
 
     log('hello-world ceiling');
@@ -519,7 +520,7 @@ async function main(): Promise<number> {
     const floorOps = new Map<string, FloorOp[]>();
     for (const cls of classes) {
       const seed = hashName(cls.name) ^ opts.seed;
-      const ops = await prepareOps(floorSql, config, base, cls.paths);
+      const ops = await prepareOps(floorPools, config, base, cls.paths);
       floorOps.set(cls.name, ops);
       const res: ClassResult = {
         name: cls.name, description: cls.description, distinctPaths: cls.paths.length, examplePath: cls.paths[0],
@@ -533,7 +534,7 @@ async function main(): Promise<number> {
       await serverRun(`${cls.name} warm-up`, () => httpRun({ port: opts.port, paths: cls.paths, concurrency: 4, durationS: 1, headers, seed: seed + 1 }));
       for (const c of cls.concurrency) {
         const http = await serverRun(`${cls.name} c=${c}`, () => httpRun({ port: opts.port, paths: cls.paths, concurrency: c, durationS: opts.duration, headers, seed }));
-        const floor = await withCpu(undefined, () => floorRun(floorSql, config, ops, c, opts.duration, seed));
+        const floor = await withCpu(undefined, () => floorRun(floorPools, config, ops, c, opts.duration, seed));
         const ratio = http.rps / floor.rps;
         res.runs.push({ concurrency: c, http, floor, ratio });
         log(`  c=${c}: HTTP ${Math.round(http.rps)} req/s p50 ${http.p50.toFixed(2)} p99 ${http.p99.toFixed(2)} max ${http.max.toFixed(1)} err ${http.errors}` +
@@ -555,7 +556,7 @@ async function main(): Promise<number> {
       let best: { path: string; plan: string; ms: number } | undefined;
       for (let i = 0; i < Math.min(8, ops.length); i++) {
         const op = ops[(i * 7919) % ops.length];
-        const plan = await explainPage(floorSql, op, config);
+        const plan = await explainPage(floorPools, op, config);
         const ms = [...plan.matchAll(/Execution Time: ([\d.]+)/g)].reduce((a, m) => a + Number(m[1]), 0);
         if (!best || ms > best.ms) best = { path: op.path, plan, ms };
       }

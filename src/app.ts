@@ -1,13 +1,15 @@
 import formbody from '@fastify/formbody';
+import { availableParallelism } from 'node:os';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { KeyStore } from './auth/keys.ts';
 import type { Config } from './config.ts';
-import type { Sql } from './db.ts';
+import type { Database, Sql } from './db.ts';
 import { CursorCodec } from './fhir/cursor.ts';
 import { FhirError, outcome, type IssueType } from './fhir/outcome.ts';
 import type { Registry } from './registry/index.ts';
 import { fhirRoutes, FHIR_JSON } from './routes/fhir.ts';
 import { clientErrorHandler, frameworkErrors, security } from './routes/security.ts';
+import { Lane } from './store/lane.ts';
 import { SystemLookup, type SearchDeps } from './store/search.ts';
 
 /**
@@ -25,7 +27,8 @@ export interface AppDeps {
   startedAt: string;
 }
 
-export function makeDeps(config: Config, sql: Sql, registry: Registry, softwareVersion = '0.1.0'): AppDeps {
+export function makeDeps(config: Config, db: Pick<Database, 'sql' | 'generic'>, registry: Registry, softwareVersion = '0.1.0'): AppDeps {
+  const { sql } = db;
   return {
     config,
     sql,
@@ -35,10 +38,13 @@ export function makeDeps(config: Config, sql: Sql, registry: Registry, softwareV
     startedAt: new Date().toISOString().slice(0, 10),
     search: {
       sql,
+      generic: db.generic,
       systems: new SystemLookup(),
       cursors: new CursorCodec(config.cursorSecret),
       includeCap: config.includeCap,
       totalBudgetMs: config.totalBudgetMs,
+      // HEAVY_SEARCHES is for the whole instance: each of several workers takes its share.
+      heavy: new Lane(Math.max(1, Math.round((config.heavySearches || availableParallelism()) / (config.workers || availableParallelism())))),
     },
   };
 }

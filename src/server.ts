@@ -1,4 +1,7 @@
+import cluster from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
@@ -6,9 +9,10 @@ import { buildApp, makeDeps } from './app.ts';
 import { ensureDevKey } from './auth/dev-key.ts';
 import { LOG_REDACT } from './auth/redact.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { openDatabase } from './db.ts';
+import { openDatabase, splitPool } from './db.ts';
 import { finishInterruptedBulk } from './load/bulk.ts';
-import { loadFiles } from './load/loader.ts';
+import { LOADER_CONNECTIONS, loadFiles } from './load/loader.ts';
+import { isClusterWorker, runPrimary } from './cluster.ts';
 import { expandPaths } from './load/sources.ts';
 import { registry } from './registry/index.ts';
 
@@ -29,12 +33,15 @@ async function main(): Promise<void> {
     level: config.logLevel,
     redact: LOG_REDACT,
   });
+  const workers = config.workers || availableParallelism();
+  const primary = workers > 1 && cluster.isPrimary;
   log.info(config.databaseUrl ? 'connecting to DATABASE_URL' : `starting the embedded PostgreSQL in ${path.resolve(config.dataDir)}`);
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     persistent: true,
-    max: config.dbPoolSize,
+    // The primary of several workers only prepares the database.
+    ...(primary ? { max: LOADER_CONNECTIONS, genericMax: 1 } : splitPool(config.dbPoolSize)),
     statementTimeoutMs: config.statementTimeoutMs,
     log: (m) => log.debug({ postgres: m.trim() }),
   });
@@ -60,7 +67,23 @@ async function main(): Promise<void> {
     log.info(`${dev.created ? 'created a new' : 'using the'} development API key kept in ${dev.file}`);
   }
 
-  const deps = makeDeps(config, db.sql, registry);
+  const where = config.publicBaseUrl ?? `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
+  if (primary) {
+    await Promise.all([db.sql.end({ timeout: 5 }), db.generic.end({ timeout: 5 })]);
+    runPrimary({
+      workers,
+      // Workers join the prepared database (no embedded start, no demo data, no key of their own)
+      // and sign cursors with one key.
+      env: { DATABASE_URL: db.url, CURSOR_SECRET: config.cursorSecret ?? randomBytes(32).toString('base64url') },
+      log,
+      onExit: () => db.close(),
+    });
+    log.info(`${workers} workers starting on ${where}/fhir/v2`);
+    showDevKey(devKey, config.dataDir, where);
+    return;
+  }
+
+  const deps = makeDeps(config, db, registry);
   const app = await buildApp(deps, { loggerInstance: log });
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -79,14 +102,17 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   await app.listen({ port: config.port, host: config.host });
-  const where = config.publicBaseUrl ?? `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
-  log.info(`FHIR server ready: ${where}/fhir/v2 (deprecated v1: ${where}/fhir/v1), database ${db.embedded ? 'embedded' : 'DATABASE_URL'}`);
-  if (devKey) {
-    process.stdout.write(
-      `\nDevelopment API key (send it in the SERVICE-API-KEY header; also in ${path.join(config.dataDir, 'dev-api-key')}):\n` +
-        `  ${devKey}\n  e.g. curl -H 'SERVICE-API-KEY: ${devKey}' ${where}/fhir/v2/Practitioner\n\n`,
-    );
-  }
+  const worker = isClusterWorker() ? `worker ${process.pid}: ` : '';
+  log.info(`${worker}FHIR server ready: ${where}/fhir/v2 (deprecated v1: ${where}/fhir/v1), database ${db.embedded ? 'embedded' : 'DATABASE_URL'}`);
+  showDevKey(devKey, config.dataDir, where);
+}
+
+function showDevKey(devKey: string | undefined, dataDir: string, where: string): void {
+  if (!devKey) return;
+  process.stdout.write(
+    `\nDevelopment API key (send it in the SERVICE-API-KEY header; also in ${path.join(dataDir, 'dev-api-key')}):\n` +
+      `  ${devKey}\n  e.g. curl -H 'SERVICE-API-KEY: ${devKey}' ${where}/fhir/v2/Practitioner\n\n`,
+  );
 }
 
 main().catch((err) => {

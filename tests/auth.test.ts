@@ -141,7 +141,7 @@ t.test('METADATA_REQUIRES_KEY=true closes metadata', async (t) => {
 
 t.test('a key revoked elsewhere stops working within the cache TTL, a new key works at once', async (t) => {
   let clock = 1_000_000;
-  const deps2 = makeDeps(loadConfig({ RATE_LIMIT: '0' }), db.sql, registry);
+  const deps2 = makeDeps(loadConfig({ RATE_LIMIT: '0' }), db, registry);
   deps2.keys = new KeyStore(db.sql, { ttlMs: 30_000, missRefreshMs: 1_000, now: () => clock });
   const app2 = await buildApp(deps2);
   t.teardown(() => app2.close());
@@ -165,7 +165,7 @@ t.test('a key revoked elsewhere stops working within the cache TTL, a new key wo
 t.test('keys that cannot be loaded: 503, not let through', async (t) => {
   const broken = postgres(db.url, { max: 1, onnotice: () => {}, connection: { search_path: 'no_such_schema' } });
   t.teardown(() => broken.end({ timeout: 1 }));
-  const deps2 = makeDeps(loadConfig({ RATE_LIMIT: '0' }), db.sql, registry);
+  const deps2 = makeDeps(loadConfig({ RATE_LIMIT: '0' }), db, registry);
   deps2.keys = new KeyStore(broken as unknown as typeof db.sql);
   const app2 = await buildApp(deps2);
   t.teardown(() => app2.close());
@@ -374,7 +374,7 @@ t.test('the key never reaches the logs', async (t) => {
     },
   });
   const logger = pino({ level: 'trace', redact: LOG_REDACT }, stream);
-  const deps2 = makeDeps(loadConfig({ RATE_LIMIT: '1', CURSOR_SECRET: 'test-secret-0123456789' }), db.sql, registry);
+  const deps2 = makeDeps(loadConfig({ RATE_LIMIT: '1', CURSOR_SECRET: 'test-secret-0123456789' }), db, registry);
   const app2 = await buildApp(deps2, { loggerInstance: logger });
   app2.get('/log-headers', async (req) => {
     req.log.info({ req: { headers: req.headers } }, 'explicitly logged request');

@@ -6,7 +6,10 @@ import path from 'node:path';
 import type { Database } from '../src/db.ts';
 import { FIXTURES, load } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
-import { keptDuringBulk } from '../src/load/bulk.ts';
+import { finishInterruptedBulk, keptDuringBulk, startBulk } from '../src/load/bulk.ts';
+import { connectUrl } from '../src/db.ts';
+import { LOADER_CONNECTIONS, loadFiles } from '../src/load/loader.ts';
+import { registry } from '../src/registry/index.ts';
 
 /** The loader on a real database: every input form, idempotence, rejects, --strict, bulk, reruns. */
 const dir = await mkdtemp(path.join(os.tmpdir(), 'loader-test-'));
@@ -165,6 +168,21 @@ t.test('bulk load into an empty database gives the same rows as the incremental 
   await t.rejects(load(bulk, [dup], { bulk: true }), /needs an empty database/);
 });
 
+t.test('a bulk load turns autovacuum off while rows stream in, and on again when it ends or is finished at start-up', async (t) => {
+  const db = await testDatabase(t);
+  const off = async () =>
+    (await db.sql<{ relname: string }[]>`
+      select relname from pg_class where relname in ('resource', 'token_idx', 'string_idx', 'date_idx', 'reference_idx')
+      and 'autovacuum_enabled=false' = any(coalesce(reloptions, '{}')) order by 1`).map((r) => r.relname);
+  const state = await startBulk(db.sql);
+  t.same(await off(), ['date_idx', 'reference_idx', 'resource', 'string_idx', 'token_idx'], 'off during the load');
+  await state.release(); // the load is interrupted here
+  t.ok((await finishInterruptedBulk(db.sql)) > 0, 'the next start recreates the indexes');
+  t.same(await off(), [], 'and gives the tables back to autovacuum');
+  await load(db, [await write('av/a.ndjson', ndjson([pra('av1', 'Auto')]))], { bulk: true });
+  t.same(await off(), [], 'a complete bulk load ends with autovacuum on');
+});
+
 t.test('a bulk load keeps the (param, rid, …) key indexes and drops the value indexes', async (t) => {
   const db = await testDatabase(t);
   const defs = await db.sql<{ indexname: string; indexdef: string }[]>`
@@ -204,6 +222,19 @@ t.test('worker threads prepare NDJSON exactly as the main thread: same rows, sam
   const c = await load(bulk, files, { workers: 2, bulk: true });
   t.same(c.rejects, a.rejects);
   t.same({ ...(await snapshot(bulk)), resource: undefined }, { ...(await snapshot(single)), resource: undefined }, 'bulk with workers: same index rows');
+});
+
+t.test('a pool of LOADER_CONNECTIONS (what the CLI opens) is enough for every kind of load', async (t) => {
+  const db = await testDatabase(t);
+  const sql = connectUrl(db.url, { max: LOADER_CONNECTIONS });
+  t.teardown(() => sql.end({ timeout: 5 }));
+  const files = [await write('pool/a.ndjson', ndjson(Array.from({ length: 2500 }, (_, i) => pra(`pool${i}`, `Nom${i % 7}`))))];
+  const withTimeout = <T>(p: Promise<T>) =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the load waited for a connection')), 60_000).unref())]);
+  const bulk = await withTimeout(loadFiles(sql, registry, files, { bulk: true, workers: 2, batchSize: 500 }));
+  t.equal(bulk.inserted, 2500, 'bulk');
+  const again = await withTimeout(loadFiles(sql, registry, files, { workers: 2, batchSize: 500 }));
+  t.equal(again.unchanged, 2500, 'incremental');
 });
 
 t.test('index values with COPY specials and the system marker character round-trip exactly', async (t) => {

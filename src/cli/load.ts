@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db.ts';
 import { BulkRefused, finishInterruptedBulk } from '../load/bulk.ts';
-import { loadFiles } from '../load/loader.ts';
+import { LOADER_CONNECTIONS, loadFiles } from '../load/loader.ts';
 import { expandPaths } from '../load/sources.ts';
 import { registry } from '../registry/index.ts';
 
@@ -72,7 +72,7 @@ async function main(): Promise<number> {
   }
   const config = loadConfig();
   const totalBytes = (await Promise.all(files.map((f) => stat(f).then((s) => s.size)))).reduce((a, b) => a + b, 0);
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: 4 });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: LOADER_CONNECTIONS });
   const tty = process.stderr.isTTY;
   const t0 = Date.now();
   try {

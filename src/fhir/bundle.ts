@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { outcome } from './outcome.ts';
 import type { SearchRequest } from './search-request.ts';
 
 /**
- * The searchset Bundle, written as bytes: stored resources are spliced in as the UTF-8 JSON the
- * database returns (no decode, parse, serialise or encode per resource) unless they must be
- * subsetted. A page of 1000 resources is about 2 MB: building it as one string cost more CPU (and
- * garbage) than the database spent reading it.
+ * The searchset Bundle, written as bytes: the entries come rendered (src/store/render.ts, by the
+ * database unless resources must be subsetted) and are spliced in as they are. A page of 1000
+ * resources is about 2 MB: building it as one string cost more CPU (and garbage) than the database
+ * spent reading it.
  */
-export interface BundleRow {
-  type: string;
-  id: string;
-  /** the resource's JSON, UTF-8, as the database sent it. */
-  content: Buffer;
+export interface RenderedEntries {
+  /** comma-separated entry objects, UTF-8 ('' when none). */
+  json: Buffer;
+  count: number;
 }
 
 const SUMMARY_ELEMENTS: Record<string, string[]> = {
@@ -22,6 +22,10 @@ const SUMMARY_ELEMENTS: Record<string, string[]> = {
 };
 const ALWAYS = ['resourceType', 'id', 'meta', 'implicitRules'];
 const SUBSETTED = { system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationValue', code: 'SUBSETTED', display: 'subsetted' };
+
+/** Whether `_elements` or `_summary` asks for less than whole resources. */
+export const subsetting = (req: SearchRequest): boolean =>
+  (req.elements?.length ?? 0) > 0 || req.summary === 'true' || req.summary === 'text' || req.summary === 'data';
 
 export function subset(req: SearchRequest, content: Buffer): Buffer {
   let keep: Set<string> | undefined;
@@ -50,7 +54,7 @@ export function queryString(pairs: [string, string][]): string {
 }
 
 /** Concatenates strings and buffers into one Buffer (one allocation, strings encoded in place). */
-function concat(parts: (string | Buffer)[]): Buffer {
+export function concat(parts: (string | Buffer)[]): Buffer {
   let n = 0;
   for (const p of parts) n += typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : p.length;
   const out = Buffer.allocUnsafe(n);
@@ -62,13 +66,13 @@ function concat(parts: (string | Buffer)[]): Buffer {
 export function searchBundle(opts: {
   base: string;
   req: SearchRequest;
-  matches: BundleRow[];
-  includes: BundleRow[];
+  matches: RenderedEntries;
+  includes: RenderedEntries;
   total?: number;
   next?: string;
   warnings: string[];
   now?: Date;
-}): Buffer {
+}): Buffer | { length: number; stream: Readable } {
   const { base, req } = opts;
   const now = (opts.now ?? new Date()).toISOString();
   const url = (pairs: [string, string][]) => `${base}/${req.type}${pairs.length ? `?${queryString(pairs)}` : ''}`;
@@ -81,23 +85,25 @@ export function searchBundle(opts: {
   if (opts.total !== undefined) head.total = opts.total;
   head.link = links;
   const json = JSON.stringify(head);
-  const entries = opts.matches.length + opts.includes.length;
-  if (entries === 0 && opts.warnings.length === 0) return Buffer.from(req.pretty ? JSON.stringify(head, null, 2) : json, 'utf8');
-  // head without its closing brace, then the entries, each as: glue string, resource bytes.
-  const parts: (string | Buffer)[] = [`${json.slice(0, -1)},"entry":[`];
-  let sep = '';
-  const entry = (row: BundleRow, mode: 'match' | 'include', content: Buffer) => {
-    parts.push(`${sep}{"fullUrl":${JSON.stringify(`${base}/${row.type}/${row.id}`)},"resource":`, content, `,"search":{"mode":"${mode}"}}`);
-    sep = ',';
-  };
-  for (const m of opts.matches) entry(m, 'match', subset(req, m.content));
-  for (const i of opts.includes) entry(i, 'include', i.content);
+  const sections: (string | Buffer)[] = [opts.matches, opts.includes].filter((e) => e.count > 0).map((e) => e.json);
   if (opts.warnings.length) {
     const oo = { ...outcome('warning', 'informational', opts.warnings[0]) };
     oo.issue = opts.warnings.map((w) => ({ severity: 'warning', code: 'informational', diagnostics: w }));
-    parts.push(`${sep}{"fullUrl":"urn:uuid:${randomUUID()}","resource":${JSON.stringify(oo)},"search":{"mode":"outcome"}}`);
+    sections.push(`{"fullUrl":"urn:uuid:${randomUUID()}","resource":${JSON.stringify(oo)},"search":{"mode":"outcome"}}`);
   }
+  if (sections.length === 0) return Buffer.from(req.pretty ? JSON.stringify(head, null, 2) : json, 'utf8');
+  // head without its closing brace, then the entries, sections separated by commas.
+  const parts: (string | Buffer)[] = [`${json.slice(0, -1)},"entry":[`];
+  sections.forEach((p, i) => parts.push(...(i ? [',', p] : [p])));
   parts.push(']}');
-  const body = concat(parts);
-  return req.pretty ? Buffer.from(JSON.stringify(JSON.parse(body.toString('utf8')), null, 2), 'utf8') : body;
+  if (req.pretty) return Buffer.from(JSON.stringify(JSON.parse(concat(parts).toString('utf8')), null, 2), 'utf8');
+  let length = 0;
+  for (const p of parts) length += typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : p.length;
+  if (length < LARGE) return concat(parts);
+  // A large page is written as its parts: one more copy of 2 MB per page made the garbage
+  // collector run a full collection every few pages (external memory), 16 pages in flight.
+  return { length, stream: Readable.from(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)), { objectMode: false }) };
 }
+
+/** Bodies from this size on are sent as a stream of their parts rather than concatenated. */
+const LARGE = 256 * 1024;

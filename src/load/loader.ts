@@ -10,6 +10,13 @@ import {
 import { finishBulk, startBulk } from './bulk.ts';
 import { ParsePool, preparedEntries } from './parallel.ts';
 
+/**
+ * Connections a load needs at most: a bulk load's lock (one reserved connection), two batch
+ * transactions at once, and the interning of token systems outside them. The loader CLI opens
+ * exactly this many; a smaller pool would wait for itself forever.
+ */
+export const LOADER_CONNECTIONS = 4;
+
 export interface LoadOptions {
   strict?: boolean;
   bulk?: boolean;

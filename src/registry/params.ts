@@ -30,7 +30,7 @@ const address = (...parts: string[]) => parts.map((p) => ['address[]', p]);
 export const PARAMS: SearchParamDef[] = [
   // ---- common to the three types -------------------------------------------------------------
   {
-    code: '_id', type: 'token', base: [...MAIN], versions: V12, column: 'id', paths: [['id']],
+    code: '_id', type: 'token', base: [...MAIN], versions: V12, column: 'id', paths: [['id']], selective: true,
     description: 'Technical id of the resource (exact, case-sensitive).', definition: `${HL7}/Resource-id`,
   },
   {
@@ -44,7 +44,7 @@ export const PARAMS: SearchParamDef[] = [
     description: 'Whether the record is active: true or false.',
   },
   {
-    code: 'identifier', type: 'token', base: [...MAIN], versions: V12, paths: [['identifier[]']],
+    code: 'identifier', type: 'token', base: [...MAIN], versions: V12, paths: [['identifier[]']], selective: true,
     description: 'Business identifier: value, system|value, |value or system| (RPPS, IDNPS, FINESS, SIREN, SIRET, RPPS-rang, activity id). Values are case-sensitive.',
   },
   {
@@ -149,7 +149,7 @@ export const PARAMS: SearchParamDef[] = [
     definition: `${HL7}/Organization-type`,
   },
   {
-    code: 'partof', type: 'reference', base: ['Organization'], versions: V12, target: ['Organization'], paths: [['partOf']],
+    code: 'partof', type: 'reference', base: ['Organization'], versions: V12, target: ['Organization'], paths: [['partOf']], selective: true,
     description: 'The legal entity a geographical entity belongs to.', definition: `${HL7}/Organization-partof`,
   },
   {
@@ -160,12 +160,12 @@ export const PARAMS: SearchParamDef[] = [
   // ---- PractitionerRole -----------------------------------------------------------------------
   {
     code: 'practitioner', type: 'reference', base: ['PractitionerRole'], versions: V2, target: ['Practitioner'],
-    paths: [['practitioner']],
+    paths: [['practitioner']], selective: true,
     description: 'The practitioner of the activity.', definition: `${HL7}/PractitionerRole-practitioner`,
   },
   {
     code: 'organization', type: 'reference', base: ['PractitionerRole'], versions: V2, target: ['Organization'],
-    paths: [['organization']],
+    paths: [['organization']], selective: true,
     description: 'The organization of the activity.', definition: `${HL7}/PractitionerRole-organization`,
   },
   {

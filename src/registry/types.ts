@@ -56,6 +56,13 @@ export interface SearchParamDef {
   boolean?: boolean;
   /** string: modifiers that select a sub-parameter (`name:family` → `family`). */
   parts?: Record<string, string>;
+  /**
+   * token or reference whose values are (nearly) unique to a few resources (identifiers, ids,
+   * references): a search on one value reads a handful of index rows whatever the value, so its
+   * plan does not depend on the value and is made once per connection (src/fhir/compile.ts
+   * `valueIndependent`, src/db.ts). Never on parameters with common values (codes, booleans).
+   */
+  selective?: boolean;
 }
 
 /** A definition bound to one resource type: what the compiler and the extractors work with. */

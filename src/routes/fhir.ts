@@ -91,9 +91,13 @@ export async function fhirRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       maxValuesPerParam: deps.config.maxValuesPerParam,
       maxParams: deps.config.maxParams,
     });
-    const result = await executeSearch(deps.search, parsed);
+    const base = `${root}/fhir/${version}`;
+    const result = await executeSearch(deps.search, parsed, base);
     versionHeaders(reply, version, root, type);
-    return searchBundle({ base: `${root}/fhir/${version}`, req: parsed, ...result });
+    const bundle = searchBundle({ base, req: parsed, ...result });
+    if (Buffer.isBuffer(bundle)) return bundle;
+    reply.header('content-length', bundle.length);
+    return reply.send(bundle.stream);
   };
 
   // The CapabilityStatement depends only on the version and the base URL: built once for each.

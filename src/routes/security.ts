@@ -8,6 +8,7 @@ import { ensureEnvKeys, type VerifiedKey } from '../auth/keys.ts';
 import type { Config } from '../config.ts';
 import { FhirError, outcome, type IssueType } from '../fhir/outcome.ts';
 import { FHIR_JSON } from './fhir.ts';
+import { IpcRateLimitStore, isClusterWorker } from '../cluster.ts';
 
 /**
  * API keys, rate limits, request limits and response headers (docs/security.md). Everything here
@@ -106,7 +107,8 @@ export async function security(app: FastifyInstance, deps: AppDeps): Promise<voi
     max: async (req) => limitOf(req),
     keyGenerator: (req) => verified.get(req)?.bucket ?? 'none',
     enableDraftSpec: true,
-    ...(config.redisUrl ? { redis: await connectRedis(app, config.redisUrl) } : {}),
+    // Redis when configured; else, in a worker of several, the primary's counters (src/cluster.ts).
+    ...(config.redisUrl ? { redis: await connectRedis(app, config.redisUrl) } : isClusterWorker() ? { store: IpcRateLimitStore as never } : {}),
     nameSpace: 'annuaire-fhir:ratelimit:',
     skipOnError: true,
     errorResponseBuilder: (_req, ctx) =>

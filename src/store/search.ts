@@ -1,36 +1,20 @@
 import type { Sql } from '../db.ts';
-import { containsNeedle, countQuery, likeEscape, matchSet, pageQuery, type CompileContext, type Fragment } from '../fhir/compile.ts';
+import { containsNeedle, countQuery, heavySearch, likeEscape, matchSet, valueIndependent, type CompileContext } from '../fhir/compile.ts';
+import { join, run, sql, type Statement } from '../fhir/statement.ts';
 import type { CursorCodec } from '../fhir/cursor.ts';
 import { FhirError } from '../fhir/outcome.ts';
 import type { Condition, IncludeSpec, SearchRequest } from '../fhir/search-request.ts';
-
-/** Executes a SearchRequest: the page, the total, the included resources. */
-export interface StoredRow {
-  rid: string;
-  type: string;
-  id: string;
-  /** the resource JSON as the database sent it, UTF-8 (spliced into the Bundle as bytes). */
-  content: Buffer;
-}
+import type { Lane } from './lane.ts';
+import { Entries, fetchEntries, fetchPage } from './render.ts';
 
 /**
- * Runs a statement selecting (rid, type, id, content::text) and keeps the content as the bytes the
- * database sent (postgres.js `.raw()`): a page of 1000 resources is 2 MB that would otherwise be
- * decoded to a string only to be encoded again.
+ * Executes a SearchRequest: the page, the total, the included resources. The Bundle's entries are
+ * rendered by PostgreSQL (src/store/render.ts): a page arrives as one value, however many resources
+ * it has.
  */
-async function storedRows(query: Fragment): Promise<StoredRow[]> {
-  const rows = (await query.raw()) as unknown as (Buffer | null)[][];
-  return rows.map(([rid, type, id, content]) => ({ rid: rid!.toString('latin1'), type: type!.toString('utf8'), id: id!.toString('utf8'), content: content! }));
-}
-
-/** The page of matches after `after` (keyset), `limit` rows at most. */
-export function fetchPage(ctx: CompileContext, req: SearchRequest, after: string | undefined, limit: number): Promise<StoredRow[]> {
-  return storedRows(pageQuery(ctx, req, after, limit));
-}
-
 export interface SearchResult {
-  matches: StoredRow[];
-  includes: StoredRow[];
+  matches: Entries;
+  includes: Entries;
   total?: number;
   /** cursor of the next page, when there is one. */
   next?: string;
@@ -39,17 +23,21 @@ export interface SearchResult {
 
 export interface SearchDeps {
   sql: Sql;
+  /** the pool of statements planned once (src/db.ts): value-independent searches and includes. */
+  generic: Sql;
   systems: SystemLookup;
   cursors: CursorCodec;
   includeCap: number;
   totalBudgetMs: number;
+  /** the lane of heavy searches (compile.ts `heavySearch`). */
+  heavy: Lane;
 }
 
 /** Token system URIs → interned ids, cached (only hits: a system may appear with the next load). */
 export class SystemLookup {
   private cache = new Map<string, number>();
 
-  async prepare(sql: Sql, req: SearchRequest): Promise<CompileContext> {
+  async prepare(db: Sql, req: SearchRequest): Promise<CompileContext> {
     const uris = new Set<string>();
     const walk = (c: Condition): void => {
       if (c.kind === 'token') for (const v of c.values) if (typeof v.system === 'string') uris.add(v.system);
@@ -69,22 +57,22 @@ export class SystemLookup {
     req.conditions.forEach(walkAll);
     const missing = [...uris].filter((u) => !this.cache.has(u));
     if (missing.length) {
-      for (const r of await sql<{ id: number; uri: string }[]>`select id, uri from token_system where uri = any(${missing}::text[])`) {
+      for (const r of await run<{ id: number; uri: string }[]>(db, sql`select id, uri from token_system where uri = any(${missing}::text[])`)) {
         this.cache.set(r.uri, r.id);
       }
     }
     const commonNeedles = new Set<string>();
-    for (const { param, needle } of needles) if (await this.isCommon(sql, param, needle, req.count + 1)) commonNeedles.add(`${param}/${needle}`);
-    return { sql, systemId: (uri) => this.cache.get(uri), commonNeedles };
+    for (const { param, needle } of needles) if (await this.isCommon(db, param, needle, req.count + 1)) commonNeedles.add(`${param}/${needle}`);
+    return { db, systemId: (uri) => this.cache.get(uri), commonNeedles };
   }
 
   /** Estimated rows of each string parameter, refreshed every minute. */
   private paramRows = new Map<number, { n: number; at: number }>();
 
-  private async rowsOf(sql: Sql, param: number): Promise<number> {
+  private async rowsOf(db: Sql, param: number): Promise<number> {
     const hit = this.paramRows.get(param);
     if (hit && Date.now() - hit.at < 60_000) return hit.n;
-    const n = await planRows(sql, sql`select 1 from string_idx s where s.param = ${param}`);
+    const n = await planRows(db, sql`select 1 from string_idx s where s.param = ${param}`);
     this.paramRows.set(param, { n, at: Date.now() });
     return n;
   }
@@ -96,27 +84,28 @@ export class SystemLookup {
    * m, so the crossover is m = √(n × P) (about 13 k rows for a page of 50 over the 3.6 M name rows
    * of 1.8 M practitioners). m is the planner's estimate for the bare condition.
    */
-  private async isCommon(sql: Sql, param: number, needle: string, pageRows: number): Promise<boolean> {
+  private async isCommon(db: Sql, param: number, needle: string, pageRows: number): Promise<boolean> {
     const pattern = `%${likeEscape(needle)}%`;
-    const m = await planRows(sql, sql`select 1 from string_idx s where s.param = ${param} and s.norm like ${pattern}`);
-    return m > Math.sqrt(pageRows * (await this.rowsOf(sql, param)));
+    const m = await planRows(db, sql`select 1 from string_idx s where s.param = ${param} and s.norm like ${pattern}`);
+    return m > Math.sqrt(pageRows * (await this.rowsOf(db, param)));
   }
 }
 
-async function planRows(sql: Sql, query: Fragment): Promise<number> {
-  const [row] = await sql<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>`explain (format json) ${query}`;
+async function planRows(db: Sql, query: Statement): Promise<number> {
+  const [row] = await run<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>(db, sql`explain (format json) ${query}`);
   return row['QUERY PLAN'][0].Plan['Plan Rows'];
 }
 
 const isTimeout = (err: unknown) => (err as { code?: string })?.code === '57014';
 
-async function countWithin(ctx: CompileContext, req: SearchRequest, budgetMs: number | undefined): Promise<number | undefined> {
+/** The number of matches; undefined when `budgetMs` ran out first (undefined budget: no limit). */
+export async function countWithin(ctx: CompileContext, req: SearchRequest, budgetMs: number | undefined): Promise<number | undefined> {
   try {
-    if (budgetMs === undefined) return Number((await countQuery(ctx, req))[0].count);
+    if (budgetMs === undefined) return Number((await run<{ count: string }[]>(ctx.db, countQuery(ctx, req)))[0].count);
     if (budgetMs === 0) return undefined;
-    return await ctx.sql.begin(async (tx) => {
+    return await ctx.db.begin(async (tx) => {
       await tx.unsafe(`set local statement_timeout = ${Math.floor(budgetMs)}`);
-      return Number((await countQuery({ ...ctx, sql: tx as unknown as Sql }, req))[0].count);
+      return Number((await run<{ count: string }[]>(tx, countQuery(ctx, req)))[0].count);
     });
   } catch (err) {
     if (isTimeout(err) && budgetMs !== undefined) return undefined;
@@ -125,66 +114,85 @@ async function countWithin(ctx: CompileContext, req: SearchRequest, budgetMs: nu
 }
 
 async function estimate(ctx: CompileContext, req: SearchRequest): Promise<number> {
-  return Math.round(await planRows(ctx.sql, matchSet(ctx, req)));
+  return Math.round(await planRows(ctx.db, matchSet(ctx, req)));
 }
 
-export async function fetchIncludes(sql: Sql, req: SearchRequest, matches: StoredRow[], cap: number): Promise<{ rows: StoredRow[]; capped: boolean }> {
-  if (matches.length === 0 || (req.include.length === 0 && req.revinclude.length === 0)) return { rows: [], capped: false };
-  const rids = matches.map((m) => m.rid);
-  const ids = matches.map((m) => m.id);
-  const out = new Map<string, StoredRow>();
-  const limit = cap + 1;
-  const forward = (spec: IncludeSpec) =>
-    spec.targetType ? sql`(x.param = ${spec.param.id} and x.target_type = ${spec.targetType})` : sql`x.param = ${spec.param.id}`;
+/**
+ * The statement of a page's _include and _revinclude resources (rid, type, id, content::text), each
+ * once, never one of the page's matches, in key order, `limit` at most. It takes the page's keys as
+ * arrays: its plan is the same for any page, so it belongs on the pool of statements planned once.
+ */
+export function includeStatement(req: SearchRequest, page: { rids: string[]; ids: string[] }, limit: number): Statement | undefined {
+  if (page.rids.length === 0) return undefined;
+  const sources: Statement[] = [];
   if (req.include.length) {
-    const cond = req.include.map(forward).reduce((a, b) => sql`${a} or ${b}`);
-    const rows = await storedRows(sql`
-      select r.rid, r.type, r.id, r.content::text as content from resource r
-      where (r.type, r.id) in (select x.target_type, x.target_id from reference_idx x where x.rid = any(${rids}::bigint[]) and (${cond}))
-      order by r.rid limit ${limit}`);
-    for (const r of rows) out.set(r.rid, r);
+    const cond = join(
+      req.include.map((spec: IncludeSpec) => (spec.targetType ? sql`(x.param = ${spec.param.id} and x.target_type = ${spec.targetType})` : sql`x.param = ${spec.param.id}`)),
+      'or',
+    );
+    sources.push(sql`select t.rid from reference_idx x join resource t on t.type = x.target_type and t.id = x.target_id
+      where x.rid = any(${page.rids}::bigint[]) and (${cond})`);
   }
-  if (req.revinclude.length && out.size <= cap) {
+  if (req.revinclude.length) {
     const params = [...new Set(req.revinclude.map((s) => s.param.id))];
-    const rows = await storedRows(sql`
-      select r.rid, r.type, r.id, r.content::text as content from resource r
-      where r.rid in (select x.rid from reference_idx x
-        where x.param = any(${params}::int[]) and x.target_type = ${req.type} and x.target_id = any(${ids}::text[]))
-      order by r.rid limit ${limit}`);
-    for (const r of rows) out.set(r.rid, r);
+    sources.push(sql`select x.rid from reference_idx x
+      where x.param = any(${params}::int[]) and x.target_type = ${req.type} and x.target_id = any(${page.ids}::text[])`);
   }
-  const matched = new Set(rids);
-  const rows = [...out.values()].filter((r) => !matched.has(r.rid));
-  return { rows: rows.slice(0, cap), capped: rows.length > cap };
+  if (sources.length === 0) return undefined;
+  return sql`
+    select r.rid, r.type, r.id, r.content::text as content from resource r
+    where r.rid in (${join(sources, 'union')}) and r.rid <> all(${page.rids}::bigint[])
+    order by r.rid limit ${limit}`;
 }
 
-export async function executeSearch(deps: SearchDeps, req: SearchRequest): Promise<SearchResult> {
-  const ctx = await deps.systems.prepare(deps.sql, req);
+/** The page's _include and _revinclude entries, at most `cap` (capped: there were more). */
+export async function fetchIncludes(db: Sql, base: string, req: SearchRequest, page: { rids: string[]; ids: string[] }, cap: number): Promise<{ entries: Entries; capped: boolean }> {
+  const statement = includeStatement(req, page, cap + 1);
+  if (!statement) return { entries: Entries.none, capped: false };
+  const entries = await fetchEntries(db, statement, { base, mode: 'include', shown: cap, keys: false });
+  return { entries, capped: entries.rows > cap };
+}
+
+/** The pool a search's statements run on: planned once when their plan cannot depend on the values. */
+export const searchSql = (deps: Pick<SearchDeps, 'sql' | 'generic'>, req: SearchRequest): Sql => (valueIndependent(req) ? deps.generic : deps.sql);
+
+/**
+ * Runs a search. `base` is the absolute base of the API version (…/fhir/v2): fullUrls are rendered
+ * with it.
+ */
+export function executeSearch(deps: SearchDeps, req: SearchRequest, base: string): Promise<SearchResult> {
+  return heavySearch(req) ? deps.heavy.run(() => runSearch(deps, req, base)) : runSearch(deps, req, base);
+}
+
+async function runSearch(deps: SearchDeps, req: SearchRequest, base: string): Promise<SearchResult> {
+  const ctx = await deps.systems.prepare(searchSql(deps, req), req);
   const warnings = [...req.warnings];
   const state = req.cursor ? deps.cursors.decode(req, req.cursor) : undefined;
   if (req.count === 0 || req.summary === 'count') {
-    return { matches: [], includes: [], total: await countWithin(ctx, req, undefined), warnings };
+    return { matches: Entries.none, includes: Entries.none, total: await countWithin(ctx, req, undefined), warnings };
   }
-  let page: StoredRow[];
+  const keys = req.include.length > 0 || req.revinclude.length > 0;
+  let page: Entries;
   try {
-    page = await fetchPage(ctx, req, state?.after, req.count + 1);
+    page = await fetchPage(ctx, req, state?.after, base, keys);
   } catch (err) {
     if (isTimeout(err)) throw new FhirError(503, 'timeout', 'the search took too long and was cancelled; narrow it down with more selective parameters');
     throw err;
   }
-  const hasNext = page.length > req.count;
-  const matches = hasNext ? page.slice(0, req.count) : page;
+  const hasNext = page.rows > req.count;
   let total: number | undefined = state?.total;
   if (total === undefined && req.total !== 'none') {
-    if (!state && !hasNext) total = matches.length;
+    if (!state && !hasNext) total = page.count;
     else if (req.total === 'accurate') total = await countWithin(ctx, req, undefined);
     else if (req.total === 'estimate') total = await estimate(ctx, req);
     else if (!state) total = await countWithin(ctx, req, deps.totalBudgetMs);
   }
-  const inc = await fetchIncludes(deps.sql, req, matches, deps.includeCap);
-  if (inc.capped) warnings.push(`more than ${deps.includeCap} resources to include on this page: only the first ${deps.includeCap} are given`);
-  const next = hasNext
-    ? deps.cursors.encode(req, { after: matches[matches.length - 1].rid, total: req.total === 'estimate' ? undefined : total })
-    : undefined;
-  return { matches, includes: inc.rows, total, next, warnings };
+  let includes = Entries.none;
+  if (keys) {
+    const inc = await fetchIncludes(deps.generic, base, req, page, deps.includeCap);
+    if (inc.capped) warnings.push(`more than ${deps.includeCap} resources to include on this page: only the first ${deps.includeCap} are given`);
+    includes = inc.entries;
+  }
+  const next = hasNext ? deps.cursors.encode(req, { after: page.last!, total: req.total === 'estimate' ? undefined : total }) : undefined;
+  return { matches: page, includes, total, next, warnings };
 }

@@ -37,7 +37,7 @@ export async function testApp(
   const db = opts.db ?? (await testDatabase(t));
   if (opts.paths?.length) await load(db, opts.paths);
   const config = loadConfig({ PUBLIC_BASE_URL: 'http://fhir.test', CURSOR_SECRET: 'test-secret-0123456789', RATE_LIMIT: '0', ...opts.env });
-  const deps = makeDeps(config, db.sql, registry);
+  const deps = makeDeps(config, db, registry);
   const app = await buildApp(deps);
   t.teardown(() => app.close());
   return { app, db, deps };

@@ -1,0 +1,67 @@
+import t from 'tap';
+import { heavySearch } from '../src/fhir/compile.ts';
+import { parseSearch } from '../src/fhir/parse.ts';
+import { registry, type ResourceType } from '../src/registry/index.ts';
+import { Lane } from '../src/store/lane.ts';
+
+/** The lane of heavy searches: bounded width, first come first served, and what counts as heavy. */
+const tick = () => new Promise((r) => setImmediate(r));
+
+t.test('at most `width` tasks run at once, the others start in arrival order', async (t) => {
+  const lane = new Lane(2);
+  const started: number[] = [];
+  const gates: (() => void)[] = [];
+  let running = 0;
+  let most = 0;
+  const task = (i: number) =>
+    lane.run(async () => {
+      started.push(i);
+      running++;
+      most = Math.max(most, running);
+      await new Promise<void>((r) => gates.push(r));
+      running--;
+      return i;
+    });
+  const all = [0, 1, 2, 3, 4].map(task);
+  await tick();
+  t.same(started, [0, 1], 'two start at once');
+  t.same(lane.load, { active: 2, waiting: 3 });
+  gates.shift()!();
+  await tick();
+  await tick();
+  t.same(started, [0, 1, 2], 'the first waiting one takes the freed slot');
+  while (gates.length || started.length < 5) {
+    gates.shift()?.();
+    await tick();
+  }
+  t.same(await Promise.all(all), [0, 1, 2, 3, 4]);
+  t.equal(most, 2, 'never more than the width');
+  t.same(started, [0, 1, 2, 3, 4], 'in arrival order');
+  t.same(lane.load, { active: 0, waiting: 0 });
+});
+
+t.test('a failing task frees its slot and its error reaches its caller', async (t) => {
+  const lane = new Lane(1);
+  const failed = lane.run(async () => {
+    throw new Error('boom');
+  });
+  const next = lane.run(async () => 'next');
+  await t.rejects(failed, /boom/);
+  t.equal(await next, 'next');
+  t.same(lane.load, { active: 0, waiting: 0 });
+});
+
+const req = (type: ResourceType, q: string) =>
+  parseSearch([...new URLSearchParams(q)], {
+    version: 'v2', type, registry, strict: false, bases: [], now: Date.now(), defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 50,
+  });
+
+t.test('heavy: pages of more than 100, :contains, exact totals', async (t) => {
+  for (const q of ['_count=1000', '_count=101&name=mar', 'name:contains=art', 'family:contains=ar', 'active=true&_total=accurate']) {
+    t.equal(heavySearch(req('Practitioner', q)), true, q);
+  }
+  t.equal(heavySearch(req('PractitionerRole', 'practitioner.name:contains=art')), true, 'a :contains in a chain');
+  for (const q of ['identifier=10001010007', 'name=mar', '_count=100', 'qualification-code=SM54&_count=50', '_total=estimate']) {
+    t.equal(heavySearch(req('Practitioner', q)), false, q);
+  }
+});

@@ -1,0 +1,86 @@
+import t from 'tap';
+import { valueIndependent } from '../src/fhir/compile.ts';
+import { parseSearch } from '../src/fhir/parse.ts';
+import { registry, type ResourceType } from '../src/registry/index.ts';
+import { executeSearch, searchSql } from '../src/store/search.ts';
+import type { Entries } from '../src/store/render.ts';
+import { FIXTURES, testApp } from './helpers/app.ts';
+
+/**
+ * Which searches are planned once (the generic pool of src/db.ts) and which for their values at
+ * every execution: only equalities on selective parameters (identifiers, ids, references) may share
+ * a plan; a code, a boolean, a string, a date, :not, :missing or `system|` must not.
+ */
+const req = (type: ResourceType, q: string) =>
+  parseSearch([...new URLSearchParams(q)], {
+    version: 'v2', type, registry, strict: false, bases: ['http://fhir.test/fhir/v1', 'http://fhir.test/fhir/v2'],
+    now: Date.now(), defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 50,
+  });
+const BASE = 'http://fhir.test/fhir/v2';
+/** The resource ids of rendered entries, in order. */
+const ids = (e: Entries) => (JSON.parse(`[${e.json.toString('utf8')}]`) as { resource: { id: string } }[]).map((x) => x.resource.id);
+
+t.test('value-independent searches: equalities on selective parameters, or no condition', async (t) => {
+  const yes: [ResourceType, string][] = [
+    ['Practitioner', 'identifier=10001010007'],
+    ['Practitioner', 'identifier=https://rpps.esante.gouv.fr|10001010007,|810001010007'],
+    ['Practitioner', '_id=a,b&_count=1000'],
+    ['Practitioner', 'identifier=10001010007&_id=a'],
+    ['PractitionerRole', 'practitioner=Practitioner/003-1&_include=PractitionerRole:organization'],
+    ['PractitionerRole', 'organization=001-01-1'],
+    ['Organization', 'partof=001-01-1'],
+    ['PractitionerRole', 'practitioner.identifier=10001010007'],
+    ['PractitionerRole', 'organization.partof.identifier=123'],
+    ['Practitioner', '_count=1000'],
+    ['Practitioner', ''],
+  ];
+  for (const [type, q] of yes) t.equal(valueIndependent(req(type, q)), true, `${type}?${q}`);
+  const no: [ResourceType, string][] = [
+    ['Practitioner', 'identifier=https://rpps.esante.gouv.fr|'],
+    ['Practitioner', 'identifier:not=10001010007'],
+    ['Practitioner', 'identifier:missing=true'],
+    ['Practitioner', 'identifier=10001010007&active=true'],
+    ['Practitioner', 'active=false'],
+    ['Practitioner', 'qualification-code=SM54'],
+    ['Practitioner', 'name=mar'],
+    ['Practitioner', 'name:contains=art'],
+    ['Practitioner', 'family:exact=Martin'],
+    ['Practitioner', '_lastUpdated=ge2024-01-01'],
+    ['Practitioner', '_id:not=a'],
+    ['Organization', 'type=SA05'],
+    ['PractitionerRole', 'role=FON-01'],
+    ['PractitionerRole', 'practitioner.name=martin'],
+    ['PractitionerRole', 'organization:missing=true'],
+    ['Organization', '_has:PractitionerRole:organization:practitioner=003-1'],
+  ];
+  for (const [type, q] of no) t.equal(valueIndependent(req(type, q)), false, `${type}?${q}`);
+});
+
+t.test('the two pools: generic plans for value-independent searches, custom plans for the others', async (t) => {
+  const { db, deps } = await testApp(t, { paths: [FIXTURES] });
+  const [{ plan_cache_mode: generic }] = await db.generic`show plan_cache_mode`;
+  const [{ plan_cache_mode: custom }] = await db.sql`show plan_cache_mode`;
+  t.equal(generic, 'force_generic_plan');
+  t.equal(custom, 'force_custom_plan');
+  t.equal(searchSql(deps.search, req('Practitioner', 'identifier=10001010007')), db.generic);
+  t.equal(searchSql(deps.search, req('Practitioner', 'name=martin')), db.sql);
+
+  // The same lookups, many times over (a generic plan is reused after the first executions), answer
+  // exactly what a custom plan answers.
+  const [{ id, ident }] = await db.sql<{ id: string; ident: string }[]>`
+    select id, content->'identifier'->0->>'value' as ident from resource where type = 'Practitioner' order by rid limit 1`;
+  const customOnly = { ...deps.search, generic: db.sql };
+  const expected = ids((await executeSearch(customOnly, req('Practitioner', `identifier=${ident}`), BASE)).matches);
+  t.ok(expected.includes(id), 'the custom plan finds the resource');
+  for (let i = 0; i < 8; i++) {
+    const byIdent = await executeSearch(deps.search, req('Practitioner', `identifier=${ident}`), BASE);
+    t.same(ids(byIdent.matches), expected, `identifier lookup, run ${i + 1}`);
+    const none = await executeSearch(deps.search, req('Practitioner', `identifier=no-such-${i}`), BASE);
+    t.equal(none.matches.count, 0, `unknown identifier, run ${i + 1}`);
+  }
+  const custom1 = await executeSearch(customOnly, req('PractitionerRole', `practitioner.identifier=${ident}&_include=PractitionerRole:organization`), BASE);
+  const generic1 = await executeSearch(deps.search, req('PractitionerRole', `practitioner.identifier=${ident}&_include=PractitionerRole:organization`), BASE);
+  t.same(ids(generic1.matches), ids(custom1.matches), 'chain: same matches on both pools');
+  t.ok(generic1.includes.count > 0, 'the chain finds roles with organizations');
+  t.same(ids(generic1.includes), ids(custom1.includes), 'includes: same resources on both pools');
+});
