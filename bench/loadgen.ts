@@ -1,10 +1,12 @@
-// The HTTP load generator of one benchmark run, in a process of its own (see drive.ts httpRun):
-// reads the run's options as JSON on stdin, runs autocannon, prints the RunStats as JSON.
+// The HTTP load generator of the benchmark, in a process of its own (see drive.ts httpRun): it
+// receives the options of one run at a time over IPC, runs autocannon, and answers its RunStats.
 
 import { autocannonRun, type HttpRunOptions } from './drive.ts';
 
-let input = '';
-process.stdin.setEncoding('utf8');
-for await (const chunk of process.stdin) input += chunk;
-const stats = await autocannonRun(JSON.parse(input) as HttpRunOptions);
-process.stdout.write(JSON.stringify(stats), () => process.exit(0));
+process.on('message', (opts: HttpRunOptions) => {
+  autocannonRun(opts).then(
+    (stats) => process.send!({ stats }),
+    (err: unknown) => process.send!({ error: err instanceof Error ? err.message : String(err) }),
+  );
+});
+process.on('disconnect', () => process.exit(0));
