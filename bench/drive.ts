@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import type { Config } from '../src/config.ts';
 import { Rng } from '../src/generate/prng.ts';
-import { execOp, type FloorOp, type Pools } from './floor.ts';
+import { execOp, type FloorOp } from './floor.ts';
+import type { SearchDeps } from '../src/store/search.ts';
 
 export interface RunStats {
   concurrency: number;
@@ -184,7 +185,7 @@ export async function probe(port: number, path: string, headers: Record<string, 
   return { status: res.status, ms: performance.now() - t0, body };
 }
 
-export async function floorRun(pools: Pools, config: Config, ops: FloorOp[], concurrency: number, durationS: number, seed: number): Promise<RunStats> {
+export async function floorRun(deps: SearchDeps, ops: FloorOp[], concurrency: number, durationS: number, seed: number): Promise<RunStats> {
   const rng = new Rng(seed, 971);
   const lat = new Latencies();
   let errors = 0;
@@ -196,7 +197,7 @@ export async function floorRun(pools: Pools, config: Config, ops: FloorOp[], con
       const op = ops[rng.int(ops.length)];
       const s = performance.now();
       try {
-        await execOp(pools, op, config);
+        await execOp(deps, op);
         lat.push(performance.now() - s);
       } catch (err) {
         errors++;

@@ -1,17 +1,18 @@
 // The SQL floor: the statements a search runs, executed directly with postgres.js (no HTTP, no
-// Bundle). Paths are parsed once up front with the server's own parser and compiler; each execution
-// runs the same functions the server runs (src/store/search.ts executeSearch): the page (limit
-// _count + 1, fetchPage), the count when the server would run it, and the _include/_revinclude
-// statements (fetchIncludes).
+// Bundle). Paths are parsed once up front with the server's own parser; each execution is the
+// server's own src/store/search.ts runSearch (token systems and :contains estimates, the page, the
+// count when the server would run it, the _include/_revinclude statement), without the lane.
 
 import type { Config } from '../src/config.ts';
 import type { Sql } from '../src/db.ts';
 import { pageQuery, type CompileContext } from '../src/fhir/compile.ts';
 import { run, sql } from '../src/fhir/statement.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
-import type { IncludeSpec, SearchRequest } from '../src/fhir/search-request.ts';
+import type { SearchRequest } from '../src/fhir/search-request.ts';
 import { registry, type ResourceType, type Version } from '../src/registry/index.ts';
-import { countWithin, fetchIncludes, includeStatement, searchSql, SystemLookup } from '../src/store/search.ts';
+import { CursorCodec } from '../src/fhir/cursor.ts';
+import { Lane } from '../src/store/lane.ts';
+import { includeStatement, runSearch, searchSql, SystemLookup, type SearchDeps } from '../src/store/search.ts';
 import { fetchPage, renderStatement } from '../src/store/render.ts';
 
 export interface FloorOp {
@@ -59,17 +60,25 @@ export async function prepareOps(pools: Pools, config: Config, base: string, pat
   return ops;
 }
 
-/** One search's statements, in the order the server runs them. */
-export async function execOp(pools: Pools, op: FloorOp, config: Config): Promise<void> {
-  const { req, ctx } = op;
-  const keys = req.include.length > 0 || req.revinclude.length > 0;
-  const page = await fetchPage(ctx, req, op.after, op.base, keys);
-  const hasNext = page.rows > req.count;
-  if (op.after === undefined && hasNext && req.total !== 'none') {
-    if (req.total === 'accurate') await countWithin(ctx, req, undefined);
-    else if (req.total === undefined) await countWithin(ctx, req, config.totalBudgetMs);
-  }
-  if (keys) await fetchIncludes(pools.generic, op.base, req, page, config.includeCap);
+/**
+ * The search deps of the floor: the server's own (src/app.ts makeDeps) on the floor's pools, the
+ * cursor secret the benchmark gives its server (deep pages are `next` links it signed).
+ */
+export function floorDeps(pools: Pools, config: Config, cursorSecret: string): SearchDeps {
+  return {
+    sql: pools.sql,
+    generic: pools.generic,
+    systems: new SystemLookup(),
+    cursors: new CursorCodec(cursorSecret),
+    includeCap: config.includeCap,
+    totalBudgetMs: config.totalBudgetMs,
+    heavy: new Lane(Number.MAX_SAFE_INTEGER), // unused: runSearch is the search without the lane
+  };
+}
+
+/** One search's statements: the server's runSearch (system lookups, page, count, includes), no HTTP. */
+export async function execOp(deps: SearchDeps, op: FloorOp): Promise<void> {
+  await runSearch(deps, op.req, op.base);
 }
 
 const planText = (rows: readonly Record<string, unknown>[]) => rows.map((r) => String(r['QUERY PLAN'])).join('\n');

@@ -189,7 +189,7 @@ export function renderMarkdown(r: BenchResult): string {
 
   L.push('## Searches', '');
   L.push('HTTP: autocannon, in a process of its own (bench/loadgen.ts), on 127.0.0.1 against the server (child process, RATE_LIMIT=0, LOG_LEVEL=warn), a path drawn at random for each request. ' +
-    'Floor: the same statements through postgres.js in the bench process (page with limit _count+1, the count when the server would run it, the include query). ' +
+    'Floor: the server\'s own runSearch through postgres.js in the bench process, no HTTP (token systems and :contains estimates, page with limit _count+1, the count when the server would run it, the include query). ' +
     'Latencies in ms; errors = non-2xx + socket errors; ratio = HTTP req/s ÷ floor req/s. ' +
     '"server CPU" is the CPU use of the server process (% of one core: it runs one Node thread, so ~100 % means the server is the bottleneck) and its CPU time per request; ' +
     '"busy %" is the share of the whole machine\'s CPU time (2 cores, every process) that was busy during the run, and in parentheses the part of it used by processes other than the benchmark\'s (other people\'s work: a run with a high figure there is perturbed).', '');

@@ -25,7 +25,7 @@ import {
 import {
   floorRun, hashName, httpOk, httpRun, portInUse, probe, setOwnRoots, startChild, withCpu, type Child, type RunStats,
 } from './drive.ts';
-import { explainPage, prepareOps, type FloorOp } from './floor.ts';
+import { explainPage, floorDeps, prepareOps, type FloorOp } from './floor.ts';
 import { evaluateTargets, renderMarkdown, type BenchResult, type DeepWalk, type ClassResult, type LoadFigures } from './report.ts';
 
 const USAGE = `usage: npm run bench -- [options]
@@ -45,6 +45,8 @@ const USAGE = `usage: npm run bench -- [options]
 
 const CONCURRENCY = [1, 16];
 const BENCH_KEY = 'bench-key-5c1f0e7a2b';
+/** The server's CURSOR_SECRET, also the floor's: deep pages are next links the server signed. */
+const CURSOR_SECRET = 'bench-cursor-secret-0123456789';
 const MAIN_DB = 'bench';
 const INCR_DB = 'bench_incr';
 
@@ -456,7 +458,7 @@ async function main(): Promise<number> {
     log(`starting the server on 127.0.0.1:${opts.port} (log: ${logFile})`);
     const startServer = () => startChild('src/server.ts', [], {
       PORT: String(opts.port), HOST: '127.0.0.1', DATABASE_URL: mainUrl, RATE_LIMIT: '0', API_KEYS: BENCH_KEY,
-      LOG_LEVEL: 'warn', LOAD_DEMO_DATA: 'false', CURSOR_SECRET: 'bench-cursor-secret-0123456789',
+      LOG_LEVEL: 'warn', LOAD_DEMO_DATA: 'false', CURSOR_SECRET,
     }, logFile, () => httpOk(`http://127.0.0.1:${opts.port}/ready`));
     let server = await startServer();
     children.push(server);
@@ -484,6 +486,7 @@ async function main(): Promise<number> {
     // Both pools of the server (src/db.ts), each with a connection per concurrent request.
     const floorPools = connectPools(mainUrl, { max: Math.max(...CONCURRENCY) });
     pools.push(floorPools.sql, floorPools.generic);
+    const floorSearch = floorDeps(floorPools, config, CURSOR_SECRET);
     const base = `http://127.0.0.1:${opts.port}`;
 
     log('hello-world ceiling');
@@ -534,7 +537,7 @@ async function main(): Promise<number> {
       await serverRun(`${cls.name} warm-up`, () => httpRun({ port: opts.port, paths: cls.paths, concurrency: 4, durationS: 1, headers, seed: seed + 1 }));
       for (const c of cls.concurrency) {
         const http = await serverRun(`${cls.name} c=${c}`, () => httpRun({ port: opts.port, paths: cls.paths, concurrency: c, durationS: opts.duration, headers, seed }));
-        const floor = await withCpu(undefined, () => floorRun(floorPools, config, ops, c, opts.duration, seed));
+        const floor = await withCpu(undefined, () => floorRun(floorSearch, ops, c, opts.duration, seed));
         const ratio = http.rps / floor.rps;
         res.runs.push({ concurrency: c, http, floor, ratio });
         log(`  c=${c}: HTTP ${Math.round(http.rps)} req/s p50 ${http.p50.toFixed(2)} p99 ${http.p99.toFixed(2)} max ${http.max.toFixed(1)} err ${http.errors}` +

@@ -164,7 +164,8 @@ export function executeSearch(deps: SearchDeps, req: SearchRequest, base: string
   return heavySearch(req) ? deps.heavy.run(() => runSearch(deps, req, base)) : runSearch(deps, req, base);
 }
 
-async function runSearch(deps: SearchDeps, req: SearchRequest, base: string): Promise<SearchResult> {
+/** A search's statements, in order, without the lane (the benchmark's SQL floor runs exactly this). */
+export async function runSearch(deps: SearchDeps, req: SearchRequest, base: string): Promise<SearchResult> {
   const ctx = await deps.systems.prepare(searchSql(deps, req), req);
   const warnings = [...req.warnings];
   const state = req.cursor ? deps.cursors.decode(req, req.cursor) : undefined;
