@@ -179,9 +179,9 @@ export function renderMarkdown(r: BenchResult): string {
   L.push('| path | resources | time | resources/s | index rows/s | × COPY floor | how |', '|---|---|---|---|---|---|---|');
   const lrow = (name: string, x: LoadFigures | undefined, how: string) =>
     x && L.push(`| ${name} | ${int(x.resources)} | ${(x.ms / 1000).toFixed(1)} s | ${int(x.rps)} | ${int(x.indexRowsPerS)} | ${ratio(x.ratioToCopy)} | ${how} |`);
-  lrow('COPY floor', r.copyFloor, `${r.copyFloor?.method ? `${r.copyFloor.method}: ` : ''}one \`COPY … (format csv)\` per file into a one-column jsonb table (${r.copyFloor?.tableBytes ? gib(r.copyFloor.tableBytes) : ''})`);
-  lrow('loader CPU only', r.parseOnly, `read + JSON.parse + validate + extract + encode the index rows, as the loader does it (${r.parseOnly?.workers ?? '?'} worker threads, \`preparedEntries\`), no database: the ceiling of the loader's CPU side`);
-  lrow('loader, bulk', r.bulk, `\`loadFiles(…, { bulk: true })\` into an empty database; rows streamed in ${r.bulk?.ingestMs ? `${(r.bulk.ingestMs / 1000).toFixed(1)} s` : '?'}, then indexes rebuilt + VACUUM ANALYZE`);
+  lrow('COPY floor', r.copyFloor, `${r.copyFloor?.method ? `${r.copyFloor.method}: ` : ''}one \`COPY … (format csv, freeze)\` per file into a one-column jsonb table created in the same transaction (${r.copyFloor?.tableBytes ? gib(r.copyFloor.tableBytes) : ''})`);
+  lrow('loader CPU only', r.parseOnly, `NDJSON read in byte chunks and turned into the COPY text of the five tables (JSON.parse, validation, extraction, encoding) as the bulk loader does it (${r.parseOnly?.workers ?? '?'} worker threads), no database: the ceiling of the loader's CPU side`);
+  lrow('loader, bulk', r.bulk, `\`loadFiles(…, { bulk: true })\` into an empty database; rows streamed in ${r.bulk?.ingestMs ? `${(r.bulk.ingestMs / 1000).toFixed(1)} s` : '?'}, then indexes built + ANALYZE (rows written COPY FREEZE: no VACUUM)`);
   if (r.incremental && 'rps' in r.incremental) lrow('loader, incremental', r.incremental, r.incremental.method ?? '');
   else if (r.incremental) L.push(`| loader, incremental | – | – | – | – | – | skipped: ${r.incremental.skipped} |`);
   if (!r.copyFloor && !r.bulk) L.push('| (load skipped: --skip-load) | | | | | | |');

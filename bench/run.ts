@@ -14,8 +14,10 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.ts';
 import { connectPools, connectUrl, migrate, type Sql } from '../src/db.ts';
 import { startEmbedded, type EmbeddedHandle } from '../src/embedded.ts';
-import { loadFiles } from '../src/load/loader.ts';
-import { ParsePool, preparedEntries } from '../src/load/parallel.ts';
+import { LOADER_CONNECTIONS, loadFiles } from '../src/load/loader.ts';
+import { ParsePool } from '../src/load/parallel.ts';
+import type { BulkChunkResult } from '../src/load/bulk-chunk.ts';
+import { ndjsonByteChunks } from '../src/load/sources.ts';
 import { registry } from '../src/registry/index.ts';
 import { buildClasses, CLASS_NAMES, searchPath, type ClassName, type QueryClass } from './classes.ts';
 import {
@@ -125,15 +127,22 @@ function parseOptions(argv: string[]): Options | undefined {
   };
 }
 
+/**
+ * The floor of any load: the NDJSON COPYed into a one-column jsonb table, in its best form — the
+ * table created in the COPY's own transaction and the rows written FREEZE, as the bulk loader writes
+ * its tables (with wal_level=minimal, the embedded default, neither goes through the WAL).
+ */
 async function copyFloor(sql: Sql, ds: Dataset): Promise<LoadFigures & { tableBytes: number }> {
   await sql`drop table if exists bench_copy_floor`;
-  await sql`create table bench_copy_floor (doc jsonb)`;
   await sql`checkpoint`;
   const t0 = performance.now();
-  for (const f of ds.files) {
-    const w = await sql`copy bench_copy_floor (doc) from stdin with (format csv, quote e'\\x01', delimiter e'\\x02')`.writable();
-    await pipeline(createReadStream(f.path, { highWaterMark: 1 << 20 }), w);
-  }
+  await sql.begin(async (tx) => {
+    await tx`create table bench_copy_floor (doc jsonb)`;
+    for (const f of ds.files) {
+      const w = await tx`copy bench_copy_floor (doc) from stdin with (format csv, quote e'\\x01', delimiter e'\\x02', freeze)`.writable();
+      await pipeline(createReadStream(f.path, { highWaterMark: 1 << 20 }), w);
+    }
+  });
   const ms = performance.now() - t0;
   const [{ n, bytes }] = await sql<{ n: string; bytes: string }[]>`
     select count(*) as n, pg_total_relation_size('bench_copy_floor') as bytes from bench_copy_floor`;
@@ -182,8 +191,9 @@ function postmasterPid(pgdata: string): number | undefined {
 }
 
 /**
- * The loader's CPU side alone (read, JSON.parse, validate, extract and encode the index rows), as
- * the loader runs it (NDJSON prepared by its worker threads, src/load/parallel.ts): no database.
+ * The bulk loader's CPU side alone, as it runs it (src/load/bulk-load.ts): NDJSON read in byte
+ * chunks, turned into the COPY text of the five tables by its worker threads (JSON.parse,
+ * validation, extraction, encoding); no database.
  */
 async function parseOnly(files: string[]): Promise<LoadFigures & { workers: number }> {
   const workers = Math.min(2, os.availableParallelism());
@@ -191,13 +201,24 @@ async function parseOnly(files: string[]): Promise<LoadFigures & { workers: numb
   const t0 = performance.now();
   let resources = 0;
   let indexRows = 0;
+  let rid = 1;
   try {
     for (const f of files) {
-      for await (const p of preparedEntries(f, registry, () => {}, pool)) {
-        if (p.entry?.op !== 'put') throw new Error(`${p.where}: ${p.reason ?? 'not a resource'}`);
-        resources++;
-        indexRows += p.entry.index.count;
+      const queue: Promise<BulkChunkResult>[] = [];
+      const take = async () => {
+        const r = await queue.shift()!;
+        if (r.others.length) throw new Error(`${r.others[0].where}: ${r.others[0].reason ?? 'not a resource of the COPY'}`);
+        resources += r.resources;
+        indexRows += r.indexRows;
+      };
+      for await (const c of ndjsonByteChunks(f)) {
+        const p = pool.bulk({ file: f, first: c.first, lines: c.lines, ridBase: rid, bytes: c.bytes });
+        p.catch(() => {});
+        queue.push(p);
+        rid += c.lines;
+        while (queue.length > workers * 4) await take();
       }
+      while (queue.length) await take();
     }
   } finally {
     await pool.close();
@@ -389,7 +410,7 @@ async function main(): Promise<number> {
       console.error(`--skip-load: there is no loaded database ${dbOf(mainUrl)}; run once without --skip-load`);
       return 1;
     }
-    let main = connectUrl(mainUrl, { max: 4 });
+    let main = connectUrl(mainUrl, { max: LOADER_CONNECTIONS });
     pools.push(main);
     await migrate(main);
     const [{ any }] = await main<{ any: boolean }[]>`select exists (select 1 from resource) as any`;
@@ -421,7 +442,7 @@ async function main(): Promise<number> {
         await main.end({ timeout: 5 });
         pools.splice(pools.indexOf(main), 1);
         result.incremental = await incremental(opts, ds, admin, mainUrl, copy.rps);
-        main = connectUrl(mainUrl, { max: 4 });
+        main = connectUrl(mainUrl, { max: LOADER_CONNECTIONS });
         pools.push(main);
       } else {
         result.incremental = { skipped: '--incremental 0' };
@@ -440,7 +461,7 @@ async function main(): Promise<number> {
       await main.end({ timeout: 5 });
       pools.splice(pools.indexOf(main), 1);
       result.incremental = await incremental(opts, ds, admin, mainUrl, copy.rps);
-      main = connectUrl(mainUrl, { max: 4 });
+      main = connectUrl(mainUrl, { max: LOADER_CONNECTIONS });
       pools.push(main);
     }
     // The loads leave gigabytes of dirty pages: written out now, not by a checkpoint during the searches.
@@ -671,7 +692,7 @@ async function incremental(opts: Options, ds: Dataset, admin: Sql, mainUrl: stri
   } catch (err) {
     return { skipped: `could not copy the database (${(err as Error).message})` };
   }
-  const sql = connectUrl(incrUrl, { max: 4 });
+  const sql = connectUrl(incrUrl, { max: LOADER_CONNECTIONS });
   try {
     // The copy's value indexes (where inserts land at random) are read into shared buffers first, as
     // a serving database's would be: its files were just written, and this machine's page cache does

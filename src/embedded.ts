@@ -42,9 +42,13 @@ const TUNING: Record<Profile, string[]> = {
     `shared_buffers=${sharedBuffersMb}MB`, `effective_cache_size=${effectiveCacheMb}MB`, 'work_mem=32MB', 'maintenance_work_mem=1GB',
     'max_wal_size=8GB', 'checkpoint_timeout=15min', 'random_page_cost=1.1', 'jit=off', 'max_connections=200',
     'shared_preload_libraries=pg_prewarm',
+    // No replication or archiving from the embedded server: the WAL only serves crash recovery, and
+    // what a transaction creates or truncates and fills (a bulk load's COPY, an index build) is
+    // written straight to its files instead of twice (src/load/bulk.ts).
+    'wal_level=minimal', 'max_wal_senders=0',
   ],
   // Throw-away clusters: durability is worthless, start-up and speed matter.
-  test: ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'shared_buffers=128MB', 'jit=off', 'max_connections=100'],
+  test: ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'shared_buffers=128MB', 'jit=off', 'max_connections=100', 'wal_level=minimal', 'max_wal_senders=0'],
 };
 
 /**

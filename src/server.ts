@@ -45,8 +45,7 @@ async function main(): Promise<void> {
     statementTimeoutMs: config.statementTimeoutMs,
     log: (m) => log.debug({ postgres: m.trim() }),
   });
-  const rebuilt = await finishInterruptedBulk(db.sql);
-  if (rebuilt) log.warn(`recreated ${rebuilt} index(es) left behind by an interrupted bulk load`);
+  await finishInterruptedBulk(db.sql, (m) => log.warn(m));
 
   if (db.embedded && config.loadDemoData && existsSync(FIXTURES)) {
     const [{ any }] = await db.sql<{ any: boolean }[]>`select exists (select 1 from resource) as any`;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Database } from '../src/db.ts';
 import { FIXTURES, load } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
-import { finishInterruptedBulk, keptDuringBulk, startBulk } from '../src/load/bulk.ts';
+import { BulkCopies, finishInterruptedBulk, rowsCommitted, startBulk } from '../src/load/bulk.ts';
 import { connectUrl } from '../src/db.ts';
 import { LOADER_CONNECTIONS, loadFiles } from '../src/load/loader.ts';
 import { registry } from '../src/registry/index.ts';
@@ -151,9 +151,20 @@ t.test('an interrupted run followed by a rerun converges to the state of one cle
   t.equal((b.resource as { n: number }).n, 60);
 });
 
+/** Index and constraint definitions of the five tables (what a bulk load drops and builds again). */
+async function indexDefinitions(db: Database) {
+  const idx = await db.sql<{ indexname: string; indexdef: string }[]>`
+    select indexname, indexdef from pg_indexes
+    where schemaname = current_schema() and tablename in ('resource', 'token_idx', 'string_idx', 'date_idx', 'reference_idx') order by 1`;
+  const con = await db.sql<{ conname: string; contype: string }[]>`
+    select conname, contype from pg_constraint where conrelid = 'resource'::regclass and contype in ('p', 'u') order by 1`;
+  return { indexes: idx.map((i) => `${i.indexname}: ${i.indexdef}`), constraints: con.map((c) => `${c.conname} ${c.contype}`) };
+}
+
 t.test('bulk load into an empty database gives the same rows as the incremental one, indexes rebuilt', async (t) => {
   const files = [path.join(FIXTURES, 'ans-ig-examples'), path.join(FIXTURES, 'extraction')];
   const incremental = await testDatabase(t);
+  const before = await indexDefinitions(incremental);
   await load(incremental, files);
   const bulk = await testDatabase(t);
   const dup = await write('bulk/dup.ndjson', ndjson([pra('b1', 'Premier'), pra('b1', 'Second')]));
@@ -162,10 +173,32 @@ t.test('bulk load into an empty database gives the same rows as the incremental 
   const r = await load(bulk, [...files, dup, dup2], { bulk: true });
   t.same(r.rejects, []);
   t.same({ ...(await snapshot(bulk)), resource: undefined }, { ...(await snapshot(incremental)), resource: undefined });
-  const idx = await bulk.sql`select indexname from pg_indexes where tablename = 'token_idx' order by 1`;
-  t.same(idx.map((i) => i.indexname), ['token_idx_code', 'token_idx_rid', 'token_idx_sys']);
+  const [b1] = await bulk.sql`select version_id, content from resource where id = 'b1'`;
+  t.equal(b1.content.name[0].family, 'Troisieme', 'an id that comes again: the last entry wins');
+  t.equal(b1.version_id, 2, 'and its earlier version counts, as in an incremental load');
+  t.same(await indexDefinitions(bulk), before, 'every index and key constraint is back, as defined');
   t.equal((await bulk.sql`select count(*)::int as n from load_state`)[0].n, 0);
+  t.equal((await bulk.sql`select count(*)::int as n from bulk_state`)[0].n, 0);
   await t.rejects(load(bulk, [dup], { bulk: true }), /needs an empty database/);
+  const [{ next }] = await bulk.sql`select nextval(pg_get_serial_sequence('resource', 'rid')) > max(rid) as next from resource`;
+  t.ok(next, 'the key sequence is past every key the bulk load assigned');
+});
+
+t.test('a bulk load writes its rows frozen and all-visible: no VACUUM afterwards', async (t) => {
+  const db = await testDatabase(t);
+  const rows = Array.from({ length: 3000 }, (_, i) =>
+    i % 2 ? pra(`fz${i}`, `Nom${i % 40}`) : { resourceType: 'PractitionerRole', id: `fzr${i}`, practitioner: { reference: `Practitioner/fz${i + 1}` } });
+  await load(db, [await write('freeze/a.ndjson', ndjson(rows))], { bulk: true, workers: 2 });
+  await db.sql`create extension if not exists pg_visibility`;
+  for (const table of ['resource', 'token_idx', 'string_idx', 'date_idx', 'reference_idx']) {
+    // Pages that hold a row (the file may end with empty pages it was extended by in advance).
+    const [v] = await db.sql.unsafe(`
+      select count(*)::int as pages, count(*) filter (where v.all_visible and v.all_frozen)::int as frozen
+      from (select distinct (ctid::text::point)[0]::bigint as blkno from ${table}) p
+      join pg_visibility_map('${table}') v using (blkno)`);
+    t.ok(v.pages > 0, `${table} has rows`);
+    t.equal(v.frozen, v.pages, `${table}: every page with rows is all-visible and all-frozen`);
+  }
 });
 
 t.test('a bulk load turns autovacuum off while rows stream in, and on again when it ends or is finished at start-up', async (t) => {
@@ -183,13 +216,122 @@ t.test('a bulk load turns autovacuum off while rows stream in, and on again when
   t.same(await off(), [], 'a complete bulk load ends with autovacuum on');
 });
 
-t.test('a bulk load keeps the (param, rid, …) key indexes and drops the value indexes', async (t) => {
+t.test('a bulk load drops every index and key constraint of the five tables, and an interruption is put right at the next start', async (t) => {
   const db = await testDatabase(t);
-  const defs = await db.sql<{ indexname: string; indexdef: string }[]>`
-    select indexname, indexdef from pg_indexes
-    where tablename in ('token_idx', 'string_idx', 'date_idx', 'reference_idx') order by 1`;
-  t.same(defs.filter((d) => keptDuringBulk(d.indexdef)).map((d) => d.indexname), ['date_idx_rid', 'reference_idx_rid', 'string_idx_rid', 'token_idx_rid']);
-  t.equal(defs.filter((d) => !keptDuringBulk(d.indexdef)).length, 7, 'value and trigram indexes are rebuilt at the end');
+  const defined = await indexDefinitions(db);
+  t.equal(defined.indexes.length, 14);
+  const messages: string[] = [];
+  const restart = () => finishInterruptedBulk(db.sql, (m) => messages.push(m));
+  const copyOne = async (copies: BulkCopies) => {
+    const resource = `1\tPractitioner\tcut1\t1\t2024-01-01T00:00:00Z\t{"resourceType":"Practitioner","id":"cut1"}\n`;
+    await copies.write([resource, '1\t1\t0\ttrue\n', '', '', ''].map((x) => new TextEncoder().encode(x)));
+  };
+  const count = async () => (await db.sql`select count(*)::int as n from resource`)[0].n as number;
+
+  // 1. Stopped while rows stream in: nothing was committed; indexes back at the next start.
+  let session = await startBulk(db.sql);
+  t.same((await indexDefinitions(db)).indexes, [], 'no index while rows stream in');
+  t.same((await indexDefinitions(db)).constraints, [], 'no key constraint either');
+  let copies = await BulkCopies.open(db.sql);
+  await copyOne(copies);
+  await copies.abort(new Error('killed'));
+  await session.release();
+  t.equal(await restart(), 14);
+  t.same(await indexDefinitions(db), defined);
+  t.equal(await count(), 0);
+
+  // 2. Stopped after the COPY transactions committed but before the load said so: rows emptied.
+  session = await startBulk(db.sql);
+  copies = await BulkCopies.open(db.sql);
+  await copyOne(copies);
+  await copies.commit();
+  t.equal(await count(), 1);
+  await session.release();
+  messages.length = 0;
+  await restart();
+  t.equal(await count(), 0, 'rows of a load that did not finish committing are removed');
+  t.match(messages, [/rows were not all committed/, /recreated 14 index/]);
+  t.same(await indexDefinitions(db), defined);
+  t.same((await db.sql`select count(*)::int as n from token_idx`)[0].n, 0);
+
+  // 3. Stopped while indexes were built: the rows stay, the indexes are finished.
+  session = await startBulk(db.sql);
+  copies = await BulkCopies.open(db.sql);
+  await copyOne(copies);
+  await copies.commit();
+  await rowsCommitted(db.sql);
+  await session.release();
+  await restart();
+  t.equal(await count(), 1, 'committed rows are kept');
+  t.same(await indexDefinitions(db), defined);
+  t.equal((await db.sql`select count(*)::int as n from resource where type = 'Practitioner' and id = 'cut1'`)[0].n, 1, 'and found through the rebuilt index');
+});
+
+t.test('bulk: NDJSON Bundle lines, deletions and ids that come again are written in input order', async (t) => {
+  const lines = [
+    JSON.stringify(pra('o1', 'Un')),
+    JSON.stringify({ resourceType: 'Bundle', type: 'transaction', entry: [{ request: { method: 'DELETE', url: 'Practitioner/o1' } }, { resource: pra('o2', 'Bundle') }] }),
+    JSON.stringify(pra('o2', 'Ligne')),
+    JSON.stringify({ resourceType: 'Bundle', type: 'transaction', entry: [{ request: { method: 'DELETE', url: 'Practitioner/o3' } }] }),
+    JSON.stringify(pra('o3', 'Apres')),
+    JSON.stringify(pra('o4', 'Quatre')),
+  ];
+  const file = await write('order/a.ndjson', lines.join('\n'));
+  const incremental = await testDatabase(t);
+  await load(incremental, [file], { batchSize: 1 });
+  for (const workers of [0, 2]) {
+    const bulk = await testDatabase(t);
+    const r = await load(bulk, [file], { bulk: true, workers, batchSize: 1 });
+    t.same(r.rejects, []);
+    const rows = await bulk.sql`select id, content->'name'->0->>'family' as family from resource order by id`;
+    t.same(rows.map((x) => `${x.id}:${x.family}`), ['o2:Ligne', 'o3:Apres', 'o4:Quatre'], `workers ${workers}`);
+    t.same({ ...(await snapshot(bulk)), resource: undefined }, { ...(await snapshot(incremental)), resource: undefined });
+  }
+});
+
+t.test('bulk with --strict: one bad entry and nothing of the load is written', async (t) => {
+  const db = await testDatabase(t);
+  const good = await write('bstrict/a.ndjson', ndjson([pra('bs1', 'Un'), pra('bs2', 'Deux')]));
+  const bad = await write('bstrict/b.ndjson', [JSON.stringify(pra('bs3', 'Trois')), '{oops'].join('\n'));
+  const r = await load(db, [good, bad], { bulk: true, strict: true });
+  t.equal(r.inserted, 0);
+  t.equal(r.rejected, 1);
+  t.match(r.rejects, [/b\.ndjson:2: not JSON/, /nothing of this bulk load was written/]);
+  t.equal((await db.sql`select count(*)::int as n from resource`)[0].n, 0);
+  t.equal((await db.sql`select count(*)::int as n from pg_indexes where tablename = 'token_idx'`)[0].n, 3, 'indexes back');
+  const again = await load(db, [good], { bulk: true, strict: true });
+  t.equal(again.inserted, 2, 'the database is ready for another bulk load');
+});
+
+t.test('what PostgreSQL could not store is refused entry by entry, its look-alikes are kept (incremental and bulk)', async (t) => {
+  const meta = { versionId: '1', lastUpdated: '2024-05-06T07:08:09Z' };
+  const lines = [
+    // kept: escapes that are not NUL nor unpaired surrogates, a literal backslash-u0000, an exponent inside a string
+    `{"resourceType":"Practitioner","id":"k1","meta":${JSON.stringify(meta)},"name":[{"family":"Ren\\u00e9e \\ud83d\\ude00"}]}`,
+    `{"resourceType":"Practitioner","id":"k2","meta":${JSON.stringify(meta)},"name":[{"family":"a\\\\u0000b"}]}`,
+    `{"resourceType":"Practitioner","id":"k3","meta":${JSON.stringify(meta)},"name":[{"family":"3e12345"}],"x":1.10}`,
+    // refused
+    `{"resourceType":"Practitioner","id":"r1","name":[{"family":"bad \\ud800 surrogate"}]}`,
+    `{"resourceType":"Practitioner","id":"r2","meta":${JSON.stringify(meta)},"name":[{"family":"nul \\u0000 here"}]}`,
+    `{"resourceType":"Practitioner","id":"r3","meta":${JSON.stringify(meta)},"y":1e400}`,
+    JSON.stringify({ resourceType: 'Practitioner', id: 'r4', identifier: [{ system: 'urn:x', value: 'v'.repeat(600) }] }),
+    JSON.stringify({ resourceType: 'Practitioner', id: 'r5', name: [{ family: 'Long'.repeat(200) }] }),
+  ];
+  const file = await write('storable/a.ndjson', lines.join('\n'));
+  for (const opts of [{}, { bulk: true, workers: 0 }, { bulk: true, workers: 2 }]) {
+    const db = await testDatabase(t);
+    const r = await load(db, [file], opts);
+    t.match(r.rejects, [
+      /a\.ndjson:4: contains an unpaired UTF-16 surrogate/,
+      /a\.ndjson:5: contains a NUL character/,
+      /a\.ndjson:6: contains a number too large/,
+      /a\.ndjson:7: a code of search parameter identifier is too long to index \(600 characters, at most 512\)/,
+      /a\.ndjson:8: a value of search parameter (family|name) is too long to index/,
+    ], JSON.stringify(opts));
+    const rows = await db.sql`select id, content from resource order by id`;
+    t.same(rows.map((x) => x.id), ['k1', 'k2', 'k3']);
+    t.same(rows.map((x) => x.content.name[0].family), ['Renée 😀', 'a\\u0000b', '3e12345']);
+  }
 });
 
 t.test('worker threads prepare NDJSON exactly as the main thread: same rows, same rejects in the same order', async (t) => {

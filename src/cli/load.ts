@@ -12,7 +12,8 @@ const USAGE = `usage: npm run load -- [--strict] [--bulk] [--batch-size N] <file
 Loads .json (a resource or a Bundle), .ndjson (one resource per line), optionally gzip-compressed
 (.gz), into DATABASE_URL or the embedded database in DATA_DIR. Directories are read recursively.
   --strict        reject a whole file (nothing of it written) when any entry in it is bad
-  --bulk          initial load into an empty database: indexes are built once at the end
+                  (with --bulk: nothing of the whole load is written)
+  --bulk          initial load into an empty database: rows by COPY, indexes built once at the end
   --batch-size N  resources per transaction (default 1000)
   --concurrency N batches written at once (default 2)
   --workers N     threads that parse and extract NDJSON (default 2 above 16 MiB of NDJSON, else 0)
@@ -76,7 +77,7 @@ async function main(): Promise<number> {
   const tty = process.stderr.isTTY;
   const t0 = Date.now();
   try {
-    if (!args.values.bulk) await finishInterruptedBulk(db.sql);
+    if (!args.values.bulk) await finishInterruptedBulk(db.sql, (m) => console.error(m));
     const summary = await loadFiles(db.sql, registry, files, {
       strict: args.values.strict,
       bulk: args.values.bulk,

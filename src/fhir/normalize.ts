@@ -11,7 +11,8 @@ const LETTERS: Record<string, string> = {
 };
 const LETTER_RE = new RegExp(`[${Object.keys(LETTERS).join('')}]`, 'gu');
 
-export function normalize(value: string): string {
+/** The folding as written (Unicode normalisation and regular expressions): the reference. */
+export function normalizeFull(value: string): string {
   return value
     .normalize('NFD')
     .toLowerCase()
@@ -20,6 +21,50 @@ export function normalize(value: string): string {
     .replace(/[\p{P}\p{S}\p{C}]+/gu, ' ')
     .replace(/\s+/gu, ' ')
     .trim();
+}
+
+/**
+ * ASCII text folds without Unicode tables: letters to lower case, digits kept, everything else
+ * (punctuation, symbols, controls, white space) to one space, no space at either end — exactly
+ * what normalizeFull does to ASCII. undefined for text with a non-ASCII character.
+ */
+function normalizeAscii(value: string): string | undefined {
+  let out = '';
+  let pendingSpace = false;
+  for (let i = 0; i < value.length; i++) {
+    let c = value.charCodeAt(i);
+    if (c >= 128) return undefined;
+    if (c >= 65 && c <= 90) c += 32;
+    else if (!((c >= 97 && c <= 122) || (c >= 48 && c <= 57))) {
+      pendingSpace = out.length > 0;
+      continue;
+    }
+    if (pendingSpace) {
+      out += ' ';
+      pendingSpace = false;
+    }
+    out += String.fromCharCode(c);
+  }
+  return out;
+}
+
+/**
+ * Folded values of recent non-ASCII inputs: a directory repeats its names, cities and street
+ * words millions of times. Bounded: emptied when full.
+ */
+const folded = new Map<string, string>();
+const FOLDED_MAX = 50_000;
+
+export function normalize(value: string): string {
+  const ascii = normalizeAscii(value);
+  if (ascii !== undefined) return ascii;
+  let n = folded.get(value);
+  if (n === undefined) {
+    n = normalizeFull(value);
+    if (folded.size >= FOLDED_MAX) folded.clear();
+    folded.set(value, n);
+  }
+  return n;
 }
 
 /**

@@ -1,84 +1,224 @@
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import type postgres from 'postgres';
 import type { Sql } from '../db.ts';
-import type { Registry } from '../registry/index.ts';
-import type { SystemIds } from '../store/write.ts';
-import { reindex } from './loader.ts';
+import { COPY_COLUMNS, COPY_TABLES, type CopyTable } from './copy-encode.ts';
 
 /**
- * Bulk path for an initial load into an empty database: the index tables lose their value indexes
- * while rows stream in and get them back, built once, at the end (a btree built from sorted input
- * is several times cheaper than maintained row by row at random places). The key indexes
- * (param, rid, …) stay: rows arrive in rid order, so each parameter only ever appends to its own
- * right edge, which costs little, and the database has CPU to spare while the loader's thread is
- * busy parsing; the final rebuild is that much shorter. The dropped definitions are kept in
- * load_state first, so an interrupted bulk load is finished by the next loader or server start.
+ * The bulk path of an initial load into an empty database (src/load/bulk-load.ts drives it):
+ *
+ * 1. `startBulk`: under an advisory lock, the indexes and key constraints of the five tables are
+ *    dropped (their definitions kept in load_state) and bulk_state marks the load as running.
+ * 2. `BulkCopies`: each table gets a transaction of its own that TRUNCATEs it and then COPYs its
+ *    rows `FREEZE`: rows are written frozen and all-visible (no VACUUM afterwards, index-only scans
+ *    at once) and, with wal_level=minimal (the embedded server), never go through the WAL. The five
+ *    transactions commit together once every row is in; then bulk_state goes.
+ * 3. `rebuildIndexes`: indexes and constraints are built from sorted input, two at a time (the
+ *    machines have two cores), largest first, each table analysed.
+ *
+ * Interrupted before its rows were committed, the load leaves nothing: at the next start (or the
+ * next bulk load) bulk_state is found, the five tables are emptied again and the indexes rebuilt.
+ * Interrupted while indexes were built, the rows stay and the missing indexes are built then.
  */
-const INDEX_TABLES = ['token_idx', 'string_idx', 'date_idx', 'reference_idx'];
-const BULK_TABLES = ['resource', ...INDEX_TABLES];
-/** Indexes kept during a bulk load: those whose key starts with (param, rid). */
-export const keptDuringBulk = (indexdef: string) => /\(param, rid\b/.test(indexdef);
 const LOCK = 724012;
-
-export interface BulkState {
-  /** resources rewritten or deleted during the bulk load: their index rows are rebuilt at the end. */
-  stale: Set<string>;
-  release(): Promise<void>;
-}
 
 export class BulkRefused extends Error {}
 
-export async function startBulk(sql: Sql): Promise<BulkState> {
-  const conn = await sql.reserve();
-  const [{ locked }] = await conn<{ locked: boolean }[]>`select pg_try_advisory_lock(${LOCK}) as locked`;
-  if (!locked) {
-    conn.release();
-    throw new BulkRefused('another bulk load is running on this database');
-  }
-  const release = async () => {
-    await conn`select pg_advisory_unlock(${LOCK})`;
-    conn.release();
-  };
-  try {
-    const [{ pending }] = await sql<{ pending: number }[]>`select count(*)::int as pending from load_state`;
-    if (pending === 0) {
-      const [{ any }] = await sql<{ any: boolean }[]>`select exists (select 1 from resource) as any`;
-      if (any) throw new BulkRefused('--bulk needs an empty database; use the default (incremental) load to add to existing data');
-      await sql.begin(async (tx) => {
-        const defs = await tx<{ indexname: string; indexdef: string }[]>`
-          select indexname, indexdef from pg_indexes
-          where schemaname = current_schema() and tablename = any(${INDEX_TABLES}::text[])`;
-        for (const d of defs.filter((x) => !keptDuringBulk(x.indexdef))) {
-          await tx`insert into load_state (index_name, definition) values (${d.indexname}, ${d.indexdef})`;
-          await tx.unsafe(`drop index "${d.indexname.replace(/"/g, '""')}"`);
-        }
-        // Autovacuum would vacuum and analyze the growing tables again and again while the rows
-        // stream in (five times during a national load), taking CPU from the load: the VACUUM
-        // ANALYZE at the end does it once.
-        for (const t of BULK_TABLES) await tx.unsafe(`alter table ${t} set (autovacuum_enabled = false)`);
-      });
-    }
-  } catch (err) {
-    await release();
-    throw err;
-  }
-  return { stale: new Set(), release };
+export interface BulkSession {
+  release(): Promise<void>;
 }
 
-/** Recreates the indexes a bulk load dropped (two at a time: the machines have two cores). */
-export async function recreateIndexes(sql: Sql): Promise<number> {
-  const defs = await sql<{ index_name: string; definition: string }[]>`select index_name, definition from load_state order by index_name`;
-  const queue = [...defs];
+interface IndexDefinition {
+  table: string;
+  name: string;
+  /**
+   * statements that recreate it, separated by ";\n" (a key constraint: its unique index, then the
+   * constraint on it — run one at a time: ALTER TABLE waits for the builds on the same table, and
+   * must not do so holding a lock of its own build's).
+   */
+  definition: string;
+  drop: string;
+}
+
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** The indexes and primary/unique constraints of the five tables. */
+async function indexDefinitions(db: postgres.Sql | postgres.TransactionSql): Promise<IndexDefinition[]> {
+  const rows = await db<{ table: string; name: string; indexdef: string; contype: string | null; conname: string | null }[]>`
+    select c.relname as table, i.relname as name, pg_get_indexdef(i.oid) as indexdef, con.contype, con.conname
+    from pg_index x
+    join pg_class i on i.oid = x.indexrelid
+    join pg_class c on c.oid = x.indrelid
+    left join pg_constraint con on con.conindid = i.oid and con.contype in ('p', 'u') and con.conrelid = c.oid
+    where c.relnamespace = current_schema()::regnamespace and c.relname = any(${[...COPY_TABLES]}::text[])
+    order by c.relname, i.relname`;
+  return rows.map((r) => {
+    if (r.contype && r.conname) {
+      const kind = r.contype === 'p' ? 'primary key' : 'unique';
+      return {
+        table: r.table,
+        name: r.name,
+        definition: `${r.indexdef};\nalter table ${quote(r.table)} add constraint ${quote(r.conname)} ${kind} using index ${quote(r.name)}`,
+        drop: `alter table ${quote(r.table)} drop constraint ${quote(r.conname)}`,
+      };
+    }
+    return { table: r.table, name: r.name, definition: r.indexdef, drop: `drop index ${quote(r.name)}` };
+  });
+}
+
+async function setAutovacuum(db: postgres.Sql | postgres.TransactionSql, on: boolean): Promise<void> {
+  for (const t of COPY_TABLES) await db.unsafe(on ? `alter table ${t} reset (autovacuum_enabled)` : `alter table ${t} set (autovacuum_enabled = false)`);
+}
+
+/** Takes the bulk lock on a connection of its own; undefined when another bulk load holds it. */
+async function lock(sql: Sql): Promise<postgres.ReservedSql | undefined> {
+  const conn = await sql.reserve();
+  const [{ locked }] = await conn<{ locked: boolean }[]>`select pg_try_advisory_lock(${LOCK}) as locked`;
+  if (locked) return conn;
+  conn.release();
+  return undefined;
+}
+
+async function unlock(conn: postgres.ReservedSql): Promise<void> {
+  try {
+    await conn`select pg_advisory_unlock(${LOCK})`;
+  } finally {
+    conn.release();
+  }
+}
+
+/**
+ * Puts the tables back after an interrupted bulk load (the caller holds the lock): rows that were
+ * not all committed are removed, the indexes rebuilt, autovacuum given back. Returns the number of
+ * indexes rebuilt and whether rows were removed.
+ */
+async function recover(sql: Sql): Promise<{ indexes: number; emptied: boolean }> {
+  const [{ rows, pending }] = await sql<{ rows: boolean; pending: number }[]>`
+    select exists (select 1 from bulk_state) as rows, (select count(*)::int from load_state) as pending`;
+  if (!rows && pending === 0) return { indexes: 0, emptied: false };
+  if (rows) {
+    await sql.begin(async (tx) => {
+      await tx.unsafe(`truncate ${COPY_TABLES.join(', ')}`);
+      await tx`delete from bulk_state`;
+    });
+  }
+  const indexes = await rebuildIndexes(sql);
+  await setAutovacuum(sql, true);
+  return { indexes, emptied: rows };
+}
+
+/** At start-up: finishes what an interrupted bulk load left (nobody holds its lock any more). */
+export async function finishInterruptedBulk(sql: Sql, log: (message: string) => void = () => {}): Promise<number> {
+  const conn = await lock(sql);
+  if (!conn) return 0; // a bulk load is running; it cleans up after itself
+  try {
+    const r = await recover(sql);
+    if (r.emptied) log('an interrupted bulk load was found: its rows were not all committed, the tables are empty again — run the bulk load again');
+    if (r.indexes) log(`recreated ${r.indexes} index(es) left behind by an interrupted bulk load`);
+    return r.indexes;
+  } finally {
+    await unlock(conn);
+  }
+}
+
+/**
+ * Starts a bulk load: the lock, the check that the database is empty, the indexes dropped and their
+ * definitions kept, autovacuum off (it would scan the tables while their indexes are built).
+ */
+export async function startBulk(sql: Sql): Promise<BulkSession> {
+  const conn = await lock(sql);
+  if (!conn) throw new BulkRefused('another bulk load is running on this database');
+  try {
+    await recover(sql);
+    const [{ any }] = await sql<{ any: boolean }[]>`select exists (select 1 from resource) as any`;
+    if (any) throw new BulkRefused('--bulk needs an empty database; use the default (incremental) load to add to existing data');
+    await sql.begin(async (tx) => {
+      await tx`insert into bulk_state default values`;
+      for (const d of await indexDefinitions(tx)) {
+        await tx`insert into load_state (index_name, definition, table_name) values (${d.name}, ${d.definition}, ${d.table})`;
+        await tx.unsafe(d.drop);
+      }
+      await setAutovacuum(tx, false);
+    });
+  } catch (err) {
+    await unlock(conn);
+    throw err;
+  }
+  return { release: () => unlock(conn) };
+}
+
+/** The rows are all committed: an interruption from now on keeps them. */
+export async function rowsCommitted(sql: Sql): Promise<void> {
+  await sql`delete from bulk_state`;
+}
+
+/**
+ * A bulk load that failed: whatever it committed is kept only if all its rows were (bulk_state
+ * gone), the indexes are rebuilt, autovacuum is back and the lock released.
+ */
+export async function failBulk(sql: Sql, session: BulkSession): Promise<void> {
+  try {
+    await recover(sql);
+  } finally {
+    await session.release();
+  }
+}
+
+/** Indexes done, tables analysed: autovacuum back, the lock released. */
+export async function endBulk(sql: Sql, session: BulkSession): Promise<void> {
+  try {
+    await setAutovacuum(sql, true);
+  } finally {
+    await session.release();
+  }
+}
+
+/**
+ * maintenance_work_mem of an index build: enough to sort a national token_idx in memory (about
+ * 2.6 GB for 37 M rows), but at most half of shared_buffers (a stand-in for the server's memory,
+ * which SQL cannot see; two builds run at once), and never less than the server's own setting.
+ */
+const BUILD_MEMORY = `select set_config('maintenance_work_mem', (greatest(
+    pg_size_bytes(current_setting('maintenance_work_mem')),
+    least(pg_size_bytes('3GB'), pg_size_bytes(current_setting('shared_buffers')) / 2)) / 1024)::bigint::text || 'kB', false)`;
+
+type Task = (conn: postgres.ReservedSql) => Promise<unknown>;
+
+/**
+ * Builds the indexes kept in load_state, two at a time, largest table first (GIN before btree: it
+ * costs more per row), then analyses the five tables (statistics for the planner; no VACUUM: the
+ * rows are frozen and all-visible).
+ */
+export async function rebuildIndexes(sql: Sql): Promise<number> {
+  const defs = await sql<{ index_name: string; definition: string; bytes: string }[]>`
+    select s.index_name, s.definition, coalesce(pg_table_size(to_regclass(s.table_name)), 0)::text as bytes from load_state s`;
+  const weight = (d: (typeof defs)[number]) => Number(d.bytes) * (/ USING gin /i.test(d.definition) ? 2 : 1);
+  const builds: Task[] = defs
+    .sort((a, b) => weight(b) - weight(a))
+    .map((d) => async (conn) => {
+      const [{ exists }] = await conn<{ exists: boolean }[]>`
+        select exists (select 1 from pg_class where relnamespace = current_schema()::regnamespace and relname = ${d.index_name}) as exists`;
+      if (!exists) {
+        for (const statement of d.definition.split(';\n')) await conn.unsafe(statement);
+      } else if (d.definition.includes(';\n')) {
+        // Interrupted between the index and its constraint: the constraint may be missing.
+        const [{ constrained }] = await conn<{ constrained: boolean }[]>`
+          select exists (select 1 from pg_constraint where conindid = to_regclass(${d.index_name})) as constrained`;
+        if (!constrained) for (const statement of d.definition.split(';\n').slice(1)) await conn.unsafe(statement);
+      }
+      await conn`delete from load_state where index_name = ${d.index_name}`;
+    });
+  const analyses: Task[] = COPY_TABLES.map((t) => (conn) => conn.unsafe(`analyze ${t}`));
+  const queue = [...builds, ...analyses];
   const worker = async () => {
     const conn = await sql.reserve();
     try {
-      await conn`set maintenance_work_mem = '1GB'`;
+      await conn.unsafe(BUILD_MEMORY);
       await conn`set max_parallel_maintenance_workers = 0`;
-      for (let d = queue.shift(); d; d = queue.shift()) {
-        const [{ exists }] = await conn<{ exists: boolean }[]>`
-          select exists (select 1 from pg_indexes where schemaname = current_schema() and indexname = ${d.index_name}) as exists`;
-        if (!exists) await conn.unsafe(d.definition);
-        await conn`delete from load_state where index_name = ${d.index_name}`;
-      }
+      for (let t = queue.shift(); t; t = queue.shift()) await t(conn);
     } finally {
+      await conn`reset maintenance_work_mem`.catch(() => {});
+      await conn`reset max_parallel_maintenance_workers`.catch(() => {});
       conn.release();
     }
   };
@@ -86,39 +226,121 @@ export async function recreateIndexes(sql: Sql): Promise<number> {
   return defs.length;
 }
 
-export async function finishBulk(sql: Sql, state: BulkState, registry: Registry, systems: SystemIds): Promise<void> {
-  try {
-    await recreateIndexes(sql);
-    await reindex(sql, registry, systems, [...state.stale]);
-    // Visibility map and statistics: index-only scans and good plans from the first query on.
-    for (const t of BULK_TABLES) await sql.unsafe(`vacuum (analyze) ${t}`);
-    await enableAutovacuum(sql);
-  } finally {
-    await state.release();
+/** COPY statements of a table are cut at this size: a refused row is reported within 64 MB, not at the end. */
+const COPY_STATEMENT_BYTES = 64 << 20;
+
+/** One table's COPY stream inside its transaction; a new COPY statement every COPY_STATEMENT_BYTES. */
+class CopySink {
+  private stream: Writable | undefined;
+  private finished: Promise<void> | undefined;
+  private bytes = 0;
+
+  constructor(
+    private readonly tx: postgres.TransactionSql,
+    readonly table: CopyTable,
+  ) {}
+
+  private async open(): Promise<Writable> {
+    const stream = await this.tx.unsafe(`copy ${this.table} (${COPY_COLUMNS[this.table]}) from stdin (freeze)`).writable();
+    this.finished = new Promise<void>((resolve, reject) => stream.once('finish', resolve).once('error', reject));
+    this.finished.catch(() => {}); // awaited in close()
+    this.stream = stream;
+    this.bytes = 0;
+    return stream;
+  }
+
+  async write(data: Uint8Array): Promise<void> {
+    if (data.length === 0) return;
+    const stream = this.stream ?? (await this.open());
+    const ok = stream.write(data);
+    this.bytes += data.length;
+    if (this.bytes >= COPY_STATEMENT_BYTES) await this.close();
+    else if (!ok) await Promise.race([once(stream, 'drain'), this.finished]);
+  }
+
+  async close(): Promise<void> {
+    const stream = this.stream;
+    if (!stream) return;
+    this.stream = undefined;
+    stream.end();
+    await this.finished;
+  }
+
+  abort(err: Error): void {
+    this.stream?.destroy(err);
+    this.stream = undefined;
   }
 }
 
-/** Gives the tables back to autovacuum (a bulk load turns it off while rows stream in). */
-async function enableAutovacuum(sql: Sql): Promise<void> {
-  for (const t of BULK_TABLES) await sql.unsafe(`alter table ${t} reset (autovacuum_enabled)`);
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  promise.catch(() => {});
+  return { promise, resolve, reject };
 }
 
-/** At start-up: finishes a bulk load that was interrupted (nobody holds its lock any more). */
-export async function finishInterruptedBulk(sql: Sql): Promise<number> {
-  const [{ pending }] = await sql<{ pending: number }[]>`select count(*)::int as pending from load_state`;
-  if (pending === 0) return 0;
-  const conn = await sql.reserve();
-  try {
-    const [{ locked }] = await conn<{ locked: boolean }[]>`select pg_try_advisory_lock(${LOCK}) as locked`;
-    if (!locked) return 0; // a bulk load is running; it will rebuild them itself
-    try {
-      const n = await recreateIndexes(sql);
-      await enableAutovacuum(sql);
-      return n;
-    } finally {
-      await conn`select pg_advisory_unlock(${LOCK})`;
+/** The five COPY transactions of a bulk load (one connection each). */
+export class BulkCopies {
+  private constructor(
+    private readonly sinks: CopySink[],
+    private readonly barrier: ReturnType<typeof deferred<void>>,
+    private readonly committed: Promise<void>[],
+  ) {}
+
+  static async open(sql: Sql): Promise<BulkCopies> {
+    const barrier = deferred<void>();
+    const ready: Promise<CopySink>[] = [];
+    const committed: Promise<void>[] = [];
+    for (const table of COPY_TABLES) {
+      const sink = deferred<CopySink>();
+      ready.push(sink.promise);
+      committed.push(
+        sql
+          .begin(async (tx) => {
+            await tx.unsafe(`truncate ${table}`);
+            sink.resolve(new CopySink(tx, table));
+            await barrier.promise;
+          })
+          .then(
+            () => {},
+            (err: unknown) => {
+              sink.reject(err);
+              throw err;
+            },
+          ),
+      );
     }
-  } finally {
-    conn.release();
+    try {
+      return new BulkCopies(await Promise.all(ready), barrier, committed);
+    } catch (err) {
+      barrier.reject(err);
+      await Promise.allSettled(committed);
+      throw err;
+    }
+  }
+
+  /** Writes one chunk's text of every table (COPY_TABLES order), waiting while PostgreSQL catches up. */
+  async write(tables: Uint8Array[]): Promise<void> {
+    await Promise.all(tables.map((t, i) => this.sinks[i].write(t)));
+  }
+
+  /** Ends the COPY statements and commits the five transactions. */
+  async commit(): Promise<void> {
+    try {
+      await Promise.all(this.sinks.map((s) => s.close()));
+    } catch (err) {
+      await this.abort(err as Error);
+      throw err;
+    }
+    this.barrier.resolve();
+    await Promise.all(this.committed);
+  }
+
+  /** Rolls the five transactions back (their tables are as empty as before). */
+  async abort(err: Error): Promise<void> {
+    for (const s of this.sinks) s.abort(err);
+    this.barrier.reject(err);
+    await Promise.allSettled(this.committed);
   }
 }

@@ -1,21 +1,18 @@
 import type { Sql } from '../db.ts';
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { extract } from '../fhir/extract.ts';
-import { RESOURCE_TYPES, registry as defaultRegistry, type Registry, type ResourceType } from '../registry/index.ts';
-import {
-  addCounts, AlreadyStored, bulkInsert, deleteIndexRows, emptyCounts, encodeRows, insertIndexRows, SystemIds, writeBatch,
-  type WriteCounts, type WriteEntry,
-} from '../store/write.ts';
-import { finishBulk, startBulk } from './bulk.ts';
+import { registry as defaultRegistry, type Registry } from '../registry/index.ts';
+import { addCounts, emptyCounts, loaderTx, SystemIds, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
+import { bulkLoad } from './bulk-load.ts';
 import { ParsePool, preparedEntries } from './parallel.ts';
 
 /**
- * Connections a load needs at most: a bulk load's lock (one reserved connection), two batch
- * transactions at once, and the interning of token systems outside them. The loader CLI opens
- * exactly this many; a smaller pool would wait for itself forever.
+ * Connections a load needs at most: a bulk load's lock (one reserved connection), its five COPY
+ * transactions (src/load/bulk.ts) and the interning of token systems outside them (an incremental
+ * load: two batch transactions and the interning). The loader CLI opens exactly this many; a
+ * smaller pool would wait for itself forever.
  */
-export const LOADER_CONNECTIONS = 4;
+export const LOADER_CONNECTIONS = 7;
 
 export interface LoadOptions {
   strict?: boolean;
@@ -38,37 +35,32 @@ export interface LoadSummary extends WriteCounts {
   rejectedFiles: number;
   files: number;
   elapsedMs: number;
-  /** bulk only: time spent building the indexes (and vacuum/analyze) at the end. */
+  /** bulk only: time spent building the indexes (and analysing the tables) at the end. */
   indexMs: number;
 }
 
 class StrictAbort extends Error {}
 
-type Tx = Parameters<typeof writeBatch>[4] & {};
-
-/**
- * A loader transaction commits without waiting for its WAL flush (synchronous_commit = off, for
- * this transaction only): a crash of PostgreSQL may forget the last fraction of a second of
- * batches, never half a batch, and a rerun of the load writes them again (loads are idempotent).
- */
-function loaderTx<T>(sql: Sql, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return sql.begin(async (tx) => {
-    await tx`set local synchronous_commit = off`;
-    return fn(tx);
-  }) as Promise<T>;
-}
-
 /**
  * Loads files into the database: batched transactions, idempotent (a second run changes nothing),
  * one rejected line per bad entry and the load goes on. With `strict`, a file with any bad entry is
  * written not at all (its batches share one transaction that is rolled back). With `bulk`, an
- * empty database is loaded with the value indexes dropped and rebuilt at the end (src/load/bulk.ts).
+ * empty database is loaded by COPY and its indexes built at the end (src/load/bulk-load.ts); with
+ * `bulk` and `strict`, any bad entry leaves the whole load unwritten.
  */
 export async function loadFiles(sql: Sql, registry: Registry, files: string[], opts: LoadOptions = {}): Promise<LoadSummary> {
   const workers = opts.workers ?? (await defaultWorkers(files));
   // Workers build the default registry themselves: another registry is prepared on this thread.
   const pool = workers > 0 && registry === defaultRegistry ? new ParsePool(workers) : undefined;
   try {
+    if (opts.bulk) {
+      const t0 = Date.now();
+      const r = await bulkLoad(sql, registry, files, opts, pool, {
+        reject: (where, reason) => opts.onReject?.(where, reason),
+        progress: (entries, bytes) => opts.onProgress?.({ entries, bytes }),
+      });
+      return { ...r, files: files.length, elapsedMs: Date.now() - t0 };
+    }
     return await load(sql, registry, files, opts, pool);
   } finally {
     await pool?.close();
@@ -94,19 +86,8 @@ async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOpt
     rejected++;
     opts.onReject?.(where, reason);
   };
-  const bulk = opts.bulk ? await startBulk(sql) : undefined;
-
   const write = async (batch: WriteEntry[], tx?: Parameters<typeof writeBatch>[4]) => {
-    let c: WriteCounts | undefined;
-    if (bulk && !tx) {
-      try {
-        c = await loaderTx(sql, (t) => bulkInsert(sql, systems, batch, t));
-      } catch (err) {
-        if (!(err instanceof AlreadyStored)) throw err;
-      }
-    }
-    const defer = bulk ? { deferIndexDeletes: bulk.stale } : undefined;
-    c ??= await (tx ? writeBatch(sql, registry, systems, batch, tx, defer) : loaderTx(sql, (t) => writeBatch(sql, registry, systems, batch, t, defer)));
+    const c = await (tx ? writeBatch(sql, registry, systems, batch, tx) : loaderTx(sql, (t) => writeBatch(sql, registry, systems, batch, t)));
     counts = addCounts(counts, c);
   };
 
@@ -173,30 +154,6 @@ async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOpt
     }
     opts.onProgress?.({ entries, bytes });
   }
-  let indexMs = 0;
-  if (bulk) {
-    const t1 = Date.now();
-    await finishBulk(sql, bulk, registry, systems);
-    indexMs = Date.now() - t1;
-  }
   await sql`analyze resource`;
-  return { ...counts, rejected, rejectedFiles, files: files.length, elapsedMs: Date.now() - t0, indexMs };
-}
-
-/** Re-extracts and rewrites the index rows of the given resources (used after a bulk load). */
-export async function reindex(sql: Sql, registry: Registry, systems: SystemIds, rids: string[]): Promise<void> {
-  for (let i = 0; i < rids.length; i += 1000) {
-    const slice = rids.slice(i, i + 1000);
-    const rows = await sql<{ rid: string; type: ResourceType; content: Record<string, unknown> }[]>`
-      select rid, type, content from resource where rid = any(${slice}::bigint[])`;
-    const items = rows.map((r) => ({ rid: r.rid, index: encodeRows(extract(r.content, registry.forType(r.type))) }));
-    // Deleted resources are gone from `resource`: their rows go by the parameters of every type.
-    const present = new Map(rows.map((r) => [r.rid, r.type as string]));
-    const targets = slice.flatMap((rid) => (present.has(rid) ? [{ rid, type: present.get(rid)! }] : RESOURCE_TYPES.map((type) => ({ rid, type }))));
-    await systems.resolve(sql, items.flatMap((it) => it.index.systems));
-    await sql.begin(async (tx) => {
-      await deleteIndexRows(tx, registry, targets);
-      await insertIndexRows(tx, systems, items);
-    });
-  }
+  return { ...counts, rejected, rejectedFiles, files: files.length, elapsedMs: Date.now() - t0, indexMs: 0 };
 }

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Registry } from '../registry/index.ts';
 import type { ChunkRequest, ChunkResult } from './parse-worker.ts';
+import type { BulkChunkRequest, BulkChunkResult } from './bulk-chunk.ts';
 import { prepare, type Prepared } from './prepare.ts';
 import { ndjsonChunks, readEntries } from './sources.ts';
 
@@ -22,21 +23,23 @@ function spawn(): Worker {
   return new Worker(`import(${JSON.stringify(api)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true });
 }
 
+type Pending = { resolve: (v: never) => void; reject: (e: Error) => void };
+
 export class ParsePool {
   private readonly workers: Worker[];
-  private readonly pending = new Map<number, { resolve: (v: Prepared[]) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   private failure: Error | undefined;
 
   constructor(readonly size: number) {
     this.workers = Array.from({ length: size }, () => {
       const w = spawn();
-      w.on('message', (m: ChunkResult) => {
+      w.on('message', (m: ChunkResult | BulkChunkResult) => {
         const p = this.pending.get(m.id);
         if (!p) return;
         this.pending.delete(m.id);
         if (m.error !== undefined) p.reject(new Error(`loader worker: ${m.error}`));
-        else p.resolve(m.out);
+        else p.resolve(('out' in m ? m.out : m) as never);
       });
       w.on('error', (err) => this.fail(err));
       w.on('exit', (code) => {
@@ -52,12 +55,30 @@ export class ParsePool {
     this.pending.clear();
   }
 
-  run(file: string, first: number, lines: string[]): Promise<Prepared[]> {
+  private post<T>(message: (id: number) => object, transfer: ArrayBuffer[] = []): Promise<T> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
-    const p = new Promise<Prepared[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    this.workers[id % this.size].postMessage({ id, file, first, lines } satisfies ChunkRequest);
+    const p = new Promise<T>((resolve, reject) => this.pending.set(id, { resolve: resolve as (v: never) => void, reject }));
+    this.workers[id % this.size].postMessage(message(id), transfer);
     return p;
+  }
+
+  run(file: string, first: number, lines: string[]): Promise<Prepared[]> {
+    return this.post((id) => ({ kind: 'lines', id, file, first, lines }) satisfies ChunkRequest);
+  }
+
+  /**
+   * A bulk chunk (src/load/bulk-chunk.ts). Its bytes are copied once into memory of their own that
+   * is handed over to the worker (a read buffer may share memory with the next chunk's bytes).
+   */
+  bulk(req: Omit<BulkChunkRequest, 'kind' | 'id'>): Promise<BulkChunkResult> {
+    const bytes = new Uint8Array(req.bytes);
+    return this.post((id) => ({ ...req, bytes, kind: 'bulk', id }) satisfies BulkChunkRequest, [bytes.buffer as ArrayBuffer]);
+  }
+
+  /** Token systems interned since the last update, for every worker (posted before later chunks). */
+  systems(systems: [string, number][]): void {
+    for (const w of this.workers) w.postMessage({ kind: 'systems', systems });
   }
 
   async close(): Promise<void> {

@@ -1,13 +1,18 @@
 import { parentPort } from 'node:worker_threads';
 import { registry } from '../registry/index.ts';
 import { prepare, type Prepared } from './prepare.ts';
+import { bulkChunk, type BulkChunkRequest, type BulkChunkResult, type SystemsUpdate } from './bulk-chunk.ts';
 import { lineEntries } from './sources.ts';
 
 /**
- * A loader worker thread (src/load/parallel.ts): parses, validates and extracts chunks of NDJSON
- * lines, exactly as the main thread would (lineEntries + prepare), and sends the entries back.
+ * A loader worker thread (src/load/parallel.ts). Two kinds of work:
+ * - `lines`: parses, validates and extracts chunks of NDJSON lines exactly as the main thread would
+ *   (lineEntries + prepare) and sends the entries back (incremental loads);
+ * - `bulk`: turns a chunk of raw NDJSON bytes into the COPY text of the five tables, keys assigned
+ *   (src/load/bulk-chunk.ts), and sends the bytes back without a copy (bulk loads).
  */
 export interface ChunkRequest {
+  kind: 'lines';
   id: number;
   file: string;
   first: number;
@@ -15,8 +20,20 @@ export interface ChunkRequest {
 }
 export type ChunkResult = { id: number; out: Prepared[]; error?: undefined } | { id: number; out?: undefined; error: string };
 
-parentPort!.on('message', (m: ChunkRequest) => {
+/** Interned token systems, as the bulk loader's main thread broadcasts them. */
+const systems = new Map<string, number>();
+
+parentPort!.on('message', (m: ChunkRequest | BulkChunkRequest | SystemsUpdate) => {
+  if (m.kind === 'systems') {
+    for (const [uri, id] of m.systems) systems.set(uri, id);
+    return;
+  }
   try {
+    if (m.kind === 'bulk') {
+      const result: BulkChunkResult = bulkChunk(registry, systems, m);
+      parentPort!.postMessage(result, [...result.tables.map((t) => t.buffer as ArrayBuffer), result.copied.buffer as ArrayBuffer]);
+      return;
+    }
     const out: Prepared[] = [];
     for (let i = 0; i < m.lines.length; i++) {
       for (const raw of lineEntries(m.file, m.first + i, m.lines[i])) out.push(prepare(registry, raw));

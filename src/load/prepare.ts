@@ -20,7 +20,7 @@ export function prepare(registry: Registry, raw: RawEntry): Prepared {
     return { where, entry: { op: 'delete', type: ref.type as ResourceType, id: ref.id } };
   }
   try {
-    return { where, entry: preparePut(registry, raw.value) };
+    return { where, entry: preparePut(registry, raw.value, undefined, raw.text) };
   } catch (err) {
     if (err instanceof InvalidResource || err instanceof ExtractError) return { where, reason: err.message };
     throw err;

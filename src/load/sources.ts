@@ -10,7 +10,8 @@ import { createGunzip, gunzipSync } from 'node:zlib';
  * Bundle of any type; DELETE requests of batch/transaction Bundles become deletions).
  */
 export type RawEntry =
-  | { kind: 'resource'; where: string; value: unknown }
+  /** `text`: the entry's own JSON text, when it is a whole NDJSON line (it may be stored as it is). */
+  | { kind: 'resource'; where: string; value: unknown; text?: string }
   | { kind: 'delete'; where: string; url: unknown }
   | { kind: 'invalid'; where: string; reason: string };
 
@@ -92,9 +93,11 @@ export async function* readEntries(file: string, onBytes: (n: number) => void = 
 export function* lineEntries(file: string, n: number, line: string): Generator<RawEntry> {
   if (line.trim() === '') return;
   const where = `${file}:${n}`;
-  const r = parse(n === 1 ? line.replace(/^\uFEFF/, '') : line);
+  const text = n === 1 ? line.replace(/^\uFEFF/, '') : line;
+  const r = parse(text);
   if (!r.ok) yield { kind: 'invalid', where, reason: r.reason };
-  else yield* bundleEntries(where, r.value);
+  else if ((r.value as { resourceType?: unknown })?.resourceType === 'Bundle') yield* bundleEntries(where, r.value);
+  else yield { kind: 'resource', where, value: r.value, text };
 }
 
 export interface LineChunk {
@@ -144,4 +147,56 @@ export async function* ndjsonChunks(file: string, onBytes: (n: number) => void =
     n += lines.length;
   }
   if (errors.length) throw new Error(`${file}: read failed after line ${n}: ${errors[0].message}`);
+}
+
+export interface ByteChunk {
+  /** number of the first line (1-based). */
+  first: number;
+  /** lines in `bytes` (the last one may lack its newline at the end of the file). */
+  lines: number;
+  /** whole lines, UTF-8 (a chunk never cuts a line, so never a character). */
+  bytes: Buffer;
+}
+
+/**
+ * The lines of an NDJSON file (.gz too) as raw bytes in chunks of about `size` bytes, cut after a
+ * newline: the bulk loader's worker threads decode and split them, the main thread only counts
+ * newlines.
+ */
+export async function* ndjsonByteChunks(file: string, onBytes: (n: number) => void = () => {}, size = 1 << 20): AsyncGenerator<ByteChunk> {
+  const gz = file.toLowerCase().endsWith('.gz');
+  const input = createReadStream(file, { highWaterMark: size });
+  input.on('data', (chunk) => onBytes(chunk.length));
+  const stream = gz ? input.pipe(createGunzip({ chunkSize: size })) : input;
+  const errors: Error[] = [];
+  stream.on('error', (e: Error) => errors.push(e));
+  let first = 1;
+  let rest: Buffer | undefined;
+  const countLines = (b: Buffer) => {
+    let n = 0;
+    for (let i = b.indexOf(10); i >= 0; i = b.indexOf(10, i + 1)) n++;
+    return n;
+  };
+  try {
+    for await (const data of stream) {
+      const buf: Buffer = rest ? Buffer.concat([rest, data as Buffer]) : (data as Buffer);
+      const cut = buf.lastIndexOf(10);
+      if (cut < 0) {
+        rest = buf;
+        continue;
+      }
+      const bytes = buf.subarray(0, cut + 1);
+      rest = cut + 1 < buf.length ? buf.subarray(cut + 1) : undefined;
+      const lines = countLines(bytes);
+      yield { first, lines, bytes };
+      first += lines;
+    }
+  } catch (err) {
+    errors.push(err as Error);
+  }
+  if (rest && rest.length) {
+    yield { first, lines: 1, bytes: rest };
+    first += 1;
+  }
+  if (errors.length) throw new Error(`${file}: read failed after line ${first - 1}: ${errors[0].message}`);
 }

@@ -1,7 +1,8 @@
 import type { Db, Sql } from '../db.ts';
-import { extract, type IndexRows } from '../fhir/extract.ts';
+import { extractorFor, type IndexRows } from '../fhir/extract.ts';
 import { checkResource, InvalidResource } from '../fhir/resource.ts';
 import type { Registry, ResourceType } from '../registry/index.ts';
+import { copyText } from '../load/copy-encode.ts';
 
 /**
  * The write path: upsert by (type, id) with change detection, index rows rewritten in the same
@@ -32,18 +33,117 @@ export function addCounts(a: WriteCounts, b: WriteCounts): WriteCounts {
   };
 }
 
-/** Validates a resource and prepares everything the database step needs (pure, throws on bad input). */
-export function preparePut(registry: Registry, value: unknown, now = new Date()): WriteEntry {
+/** A validated resource, the JSON text to store and its index rows (before COPY encoding). */
+export interface PreparedPut {
+  type: ResourceType;
+  id: string;
+  lastUpdated: string;
+  text: string;
+  /** `text` is the entry's own JSON text (its NDJSON line), unchanged. */
+  asIs: boolean;
+  rows: IndexRows;
+}
+
+/**
+ * Longest token code, token system and folded string that is indexed (characters). A btree entry
+ * holds at most 2,704 bytes: a longer value would fail the whole batch (a bulk load, at its index
+ * build), so the entry is refused instead, with the parameter named.
+ */
+export const MAX_INDEXED_LENGTH = 512;
+
+/** An exponent of 3 digits or more: the number may be beyond a double (JSON.parse gives ±Infinity). */
+const LONG_EXPONENT = /\d[eE][+-]?\d{3}/;
+
+function assertFinite(v: unknown): void {
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new InvalidResource('contains a number too large to be stored exactly (beyond ±1.8e308)');
+  } else if (Array.isArray(v)) {
+    for (const x of v) assertFinite(x);
+  } else if (typeof v === 'object' && v !== null) {
+    for (const k in v) assertFinite((v as Record<string, unknown>)[k]);
+  }
+}
+
+/** PostgreSQL's jsonb holds neither U+0000 nor an unpaired UTF-16 surrogate, in a value or a key. */
+function assertStorableText(v: string): void {
+  if (v.includes('\u0000')) throw new InvalidResource('contains a NUL character (\\u0000), which cannot be stored');
+  if (!(v as string & { isWellFormed(): boolean }).isWellFormed()) throw new InvalidResource('contains an unpaired UTF-16 surrogate (\\uD800–\\uDFFF), which cannot be stored');
+}
+
+function assertStorable(v: unknown): void {
+  if (typeof v === 'string') assertStorableText(v);
+  else if (Array.isArray(v)) for (const x of v) assertStorable(x);
+  else if (typeof v === 'object' && v !== null) {
+    for (const k in v) {
+      assertStorableText(k);
+      assertStorable((v as Record<string, unknown>)[k]);
+    }
+  }
+}
+
+/**
+ * The JSON text stored for a resource. An NDJSON line that is already what is stored (meta.versionId
+ * "1" and a lastUpdated) is kept as it is — no second serialisation — when PostgreSQL's jsonb is
+ * sure to take it: no \u escape (jsonb refuses NUL and unpaired surrogates) and no long exponent
+ * (numeric's range). Anything else is serialised from the parsed value, after the checks that jsonb
+ * would otherwise fail on (numbers beyond a double are refused rather than written as null).
+ */
+function storedText(content: Record<string, unknown>, raw: string | undefined, asIs: boolean): string {
+  const longExponent = raw === undefined || LONG_EXPONENT.test(raw);
+  if (asIs && !longExponent && raw!.indexOf('\\u') < 0) return raw!;
+  if (longExponent) assertFinite(content);
+  const text = JSON.stringify(content);
+  // JSON.stringify writes U+0000 and unpaired surrogates as \u escapes: only then can there be one.
+  if (text.indexOf('\\u') >= 0 && /\\u(0000|d[89a-f])/i.test(text)) assertStorable(content);
+  return text;
+}
+
+function assertIndexable(rows: IndexRows, registry: Registry, type: ResourceType): void {
+  const tooLong = (param: number, what: string, n: number) => {
+    const code = registry.forType(type).find((p) => p.id === param)?.code ?? String(param);
+    return new InvalidResource(`a ${what} of search parameter ${code} is too long to index (${n} characters, at most ${MAX_INDEXED_LENGTH})`);
+  };
+  for (const r of rows.token) {
+    if (r.code.length > MAX_INDEXED_LENGTH) throw tooLong(r.param, 'code', r.code.length);
+    if (r.system !== null && r.system.length > MAX_INDEXED_LENGTH) throw tooLong(r.param, 'system', r.system.length);
+  }
+  for (const r of rows.string) if (r.norm.length > MAX_INDEXED_LENGTH) throw tooLong(r.param, 'value', r.norm.length);
+}
+
+/**
+ * Validates a resource and prepares what is stored: its JSON text and index rows (pure, throws
+ * InvalidResource or ExtractError on bad input). `raw` is the entry's own JSON text when it has
+ * one (a whole NDJSON line).
+ */
+export function preparePutRows(registry: Registry, value: unknown, now = new Date(), raw?: string): PreparedPut {
   const { type, id, resource } = checkResource(value);
   const meta = (resource.meta ?? {}) as Record<string, unknown>;
+  const asIs = meta.versionId === '1' && typeof meta.lastUpdated === 'string';
   const lastUpdated = typeof meta.lastUpdated === 'string' ? meta.lastUpdated : now.toISOString();
-  const content = { ...resource, meta: { ...meta, versionId: '1', lastUpdated } };
+  const content = asIs ? resource : { ...resource, meta: { ...meta, versionId: '1', lastUpdated } };
   // Extracted from what is stored (meta.lastUpdated included), exactly as a re-index would.
-  const index = encodeRows(extract(content, registry.forType(type)));
-  const text = JSON.stringify(content);
-  // PostgreSQL's jsonb cannot hold U+0000: refuse the entry rather than fail the whole batch.
-  if (text.includes('\\u0000')) throw new InvalidResource('contains a NUL character (\\u0000), which cannot be stored');
-  return { op: 'put', type, id, lastUpdated, text, index };
+  const rows = extractorFor(registry, type)(content);
+  assertIndexable(rows, registry, type);
+  const text = storedText(content, raw, asIs);
+  return { type, id, lastUpdated, text, asIs: text === raw, rows };
+}
+
+/** Validates a resource and prepares everything the database step needs (pure, throws on bad input). */
+export function preparePut(registry: Registry, value: unknown, now = new Date(), raw?: string): WriteEntry {
+  const p = preparePutRows(registry, value, now, raw);
+  return { op: 'put', type: p.type, id: p.id, lastUpdated: p.lastUpdated, text: p.text, index: encodeRows(p.rows) };
+}
+
+/**
+ * A loader transaction commits without waiting for its WAL flush (synchronous_commit = off, for
+ * this transaction only): a crash of PostgreSQL may forget the last fraction of a second of
+ * batches, never half a batch, and a rerun of the load writes them again (loads are idempotent).
+ */
+export function loaderTx<T>(sql: Sql, fn: (tx: Db) => Promise<T>): Promise<T> {
+  return sql.begin(async (tx) => {
+    await tx`set local synchronous_commit = off`;
+    return fn(tx);
+  }) as Promise<T>;
 }
 
 /** Token systems are interned in token_system; the ids are cached per process. */
@@ -94,13 +194,6 @@ export async function deleteIndexRows(tx: Db, registry: Registry, items: { rid: 
     await tx`delete from ${tx(table)} where param = any(${params}::int[]) and rid = any(${rids}::bigint[])`;
   }
 }
-
-/**
- * COPY text format: backslash, tab, newline and carriage return escaped; also U+0002, written as
- * the escape \x02, because the raw character marks token systems in IndexCopy.token.
- */
-const copyText = (s: string) => (/[\\\t\n\r\x02]/.test(s) ? s.replace(/[\\\t\n\r\x02]/g, (c) => COPY_ESCAPES[c]) : s);
-const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\x02': '\\x02' };
 
 /**
  * The index rows of one resource as COPY text, prepared before its rid is known (in a loader worker
@@ -179,32 +272,6 @@ export async function insertIndexRows(tx: Db, systems: SystemIds, items: { rid: 
   return count;
 }
 
-/** Raised by bulkInsert when an id is already stored: the caller writes that batch by upsert. */
-export class AlreadyStored extends Error {}
-
-/**
- * Bulk path (empty database, secondary indexes dropped): keys are reserved from the sequence and
- * resources and index rows go in by COPY, no upsert. A batch that meets an id already stored (the
- * same resource twice in one load) raises AlreadyStored, and is then written by the upsert path.
- */
-export async function bulkInsert(sql: Sql, systems: SystemIds, batch: WriteEntry[], tx: Db): Promise<WriteCounts> {
-  const entries = lastWins(batch);
-  const puts = entries.filter((e): e is Extract<WriteEntry, { op: 'put' }> => e.op === 'put');
-  if (puts.length !== entries.length) throw new AlreadyStored('deletions take the upsert path');
-  await systems.resolve(sql, systemsOf(puts));
-  // Checked before the COPY: a COPY that fails on a duplicate key is costlier to recover from.
-  const [{ stored }] = await tx<{ stored: boolean }[]>`
-    select exists (select 1 from resource r join unnest(${puts.map((e) => e.type)}::text[], ${puts.map((e) => e.id)}::text[]) as x(type, id)
-      on r.type = x.type and r.id = x.id) as stored`;
-  if (stored) throw new AlreadyStored('an id of this batch is already stored');
-  const rids = await tx<{ rid: string }[]>`select nextval(pg_get_serial_sequence('resource', 'rid'))::text as rid from generate_series(1, ${puts.length})`;
-  const lines = puts.map((e, i) =>
-    `${rids[i].rid}\t${copyText(e.type)}\t${copyText(e.id)}\t1\t${copyText(e.lastUpdated)}\t${copyText(e.text)}\n`);
-  await copyInto(tx, 'resource', 'rid, type, id, version_id, last_updated, content', lines);
-  const indexRows = await insertIndexRows(tx, systems, puts.map((e, i) => ({ rid: rids[i].rid, index: e.index })));
-  return { ...emptyCounts(), inserted: puts.length, indexRows };
-}
-
 export function systemsOf(entries: WriteEntry[]): string[] {
   const out = new Set<string>();
   for (const e of entries) if (e.op === 'put') for (const uri of e.index.systems) out.add(uri);
@@ -221,11 +288,7 @@ export async function writeBatch(
   systems: SystemIds,
   batch: WriteEntry[],
   tx?: Db,
-  opts: { deferIndexDeletes?: Set<string> } = {},
 ): Promise<WriteCounts> {
-  // Bulk loads run without the rid indexes: rewritten resources are only noted, and their index
-  // rows rebuilt once the indexes are back (src/load/bulk.ts).
-  const defer = opts.deferIndexDeletes;
   const entries = lastWins(batch);
   await systems.resolve(sql, systemsOf(entries));
   const run = async (db: Db): Promise<WriteCounts> => {
@@ -236,8 +299,7 @@ export async function writeBatch(
       const gone = await db<{ rid: string; type: string }[]>`
         delete from resource r using unnest(${dels.map((e) => e.type)}::text[], ${dels.map((e) => e.id)}::text[]) as x(type, id)
         where r.type = x.type and r.id = x.id returning r.rid, r.type`;
-      if (defer) for (const g of gone) defer.add(g.rid);
-      else await deleteIndexRows(db, registry, gone);
+      await deleteIndexRows(db, registry, gone);
       counts.deleted = gone.length;
     }
     if (puts.length) {
@@ -255,12 +317,11 @@ export async function writeBatch(
         returning r.rid, r.type, r.id, (r.xmax = 0) as inserted`;
       const byKey = new Map(puts.map((e) => [`${e.type}/${e.id}`, e]));
       const updated = written.filter((w) => !w.inserted);
-      if (defer) for (const w of updated) defer.add(w.rid);
-      else await deleteIndexRows(db, registry, updated);
+      await deleteIndexRows(db, registry, updated);
       counts.indexRows = await insertIndexRows(
         db,
         systems,
-        written.filter((w) => !defer || w.inserted).map((w) => ({ rid: w.rid, index: (byKey.get(`${w.type}/${w.id}`) as Extract<WriteEntry, { op: 'put' }>).index })),
+        written.map((w) => ({ rid: w.rid, index: (byKey.get(`${w.type}/${w.id}`) as Extract<WriteEntry, { op: 'put' }>).index })),
       );
       counts.inserted = written.length - updated.length;
       counts.updated = updated.length;

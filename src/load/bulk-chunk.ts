@@ -1,0 +1,106 @@
+import { ExtractError } from '../fhir/extract.ts';
+import { InvalidResource } from '../fhir/resource.ts';
+import type { Registry } from '../registry/index.ts';
+import { preparePutRows, type WriteEntry } from '../store/write.ts';
+import { CopyEncoder, keyHashes } from './copy-encode.ts';
+import { prepare } from './prepare.ts';
+import { lineEntries } from './sources.ts';
+
+/**
+ * One chunk of a bulk load: whole NDJSON lines in, the COPY text of the five tables out. Line i of
+ * the chunk (0-based) is resource `ridBase + i`: keys are assigned before the lines are read, so
+ * chunks are encoded in parallel and written in order (a blank, bad or Bundle line leaves its key
+ * unused). Pure: it runs in a worker thread or, without workers, on the main thread.
+ */
+export interface BulkChunkRequest {
+  kind: 'bulk';
+  id: number;
+  file: string;
+  /** number of the chunk's first line in the file (1-based). */
+  first: number;
+  /** lines in `bytes`. */
+  lines: number;
+  ridBase: number;
+  bytes: Uint8Array;
+}
+
+/** Interned token systems (uri, id), sent to the workers as the main thread learns them. */
+export interface SystemsUpdate {
+  kind: 'systems';
+  systems: [string, number][];
+}
+
+/**
+ * Everything of a chunk that is not a row of the COPY, in line order: a rejected entry, or an
+ * entry written after the bulk load by the ordinary upsert (a Bundle line's entries, a deletion).
+ * `h1`/`h2` hash the entry's `Type/id` (keyHashes).
+ */
+export interface ChunkOther {
+  line: number;
+  where: string;
+  reason?: string;
+  entry?: WriteEntry;
+  h1?: number;
+  h2?: number;
+}
+
+export interface BulkChunkResult {
+  id: number;
+  /** COPY text of resource, token_idx, string_idx, date_idx, reference_idx (UTF-8). */
+  tables: Uint8Array[];
+  resources: number;
+  indexRows: number;
+  /** per resource in the COPY, in order: its line in the chunk (0-based) and the two key hashes. */
+  copied: Uint32Array;
+  others: ChunkOther[];
+  /** token systems written as SYSTEM_MARK (not interned when the chunk was encoded). */
+  unknownSystems: string[];
+  error?: undefined;
+}
+
+export function bulkChunk(registry: Registry, systems: ReadonlyMap<string, number>, m: BulkChunkRequest, now = new Date()): BulkChunkResult {
+  const bytes = Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength);
+  const enc = new CopyEncoder(systems);
+  const copied: number[] = [];
+  const others: ChunkOther[] = [];
+  let start = 0;
+  for (let i = 0; i < m.lines; i++) {
+    let end = bytes.indexOf(10, start);
+    if (end < 0) end = bytes.length;
+    const line = bytes.toString('utf8', start, end);
+    // The text lineEntries parses: without a byte order mark on a file's first line.
+    const raw = { bytes, start: m.first + i === 1 && line.charCodeAt(0) === 0xfeff ? start + 3 : start, end };
+    start = end + 1;
+    for (const entry of lineEntries(m.file, m.first + i, line)) {
+      if (entry.kind === 'resource' && entry.text !== undefined) {
+        // A whole line that is one resource: a row of the COPY.
+        try {
+          const p = preparePutRows(registry, entry.value, now, entry.text);
+          enc.add(m.ridBase + i, p, raw);
+          const [h1, h2] = keyHashes(`${p.type}/${p.id}`);
+          copied.push(i, h1, h2);
+        } catch (err) {
+          if (!(err instanceof InvalidResource || err instanceof ExtractError)) throw err;
+          others.push({ line: i, where: entry.where, reason: err.message });
+        }
+        continue;
+      }
+      // Bad lines, a Bundle's entries, deletions: reported, or written after the COPY by upsert.
+      const p = prepare(registry, entry);
+      if (p.entry === undefined) others.push({ line: i, where: p.where, reason: p.reason });
+      else {
+        const [h1, h2] = keyHashes(`${p.entry.type}/${p.entry.id}`);
+        others.push({ line: i, where: p.where, entry: p.entry, h1, h2 });
+      }
+    }
+  }
+  return {
+    id: m.id,
+    tables: enc.take(),
+    resources: enc.resources,
+    indexRows: enc.indexRows,
+    copied: Uint32Array.from(copied),
+    others,
+    unknownSystems: enc.unknown,
+  };
+}

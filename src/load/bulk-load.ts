@@ -1,0 +1,264 @@
+import type { Sql } from '../db.ts';
+import { ExtractError } from '../fhir/extract.ts';
+import { InvalidResource } from '../fhir/resource.ts';
+import type { Registry } from '../registry/index.ts';
+import { addCounts, emptyCounts, loaderTx, preparePutRows, SystemIds, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
+import { BulkCopies, endBulk, failBulk, rebuildIndexes, rowsCommitted, startBulk } from './bulk.ts';
+import { bulkChunk, type BulkChunkResult, type ChunkOther } from './bulk-chunk.ts';
+import { CopyEncoder, KeySet, keyHashes, SYSTEM_MARK } from './copy-encode.ts';
+import type { ParsePool } from './parallel.ts';
+import { prepare } from './prepare.ts';
+import { lineEntries, ndjsonByteChunks, ndjsonChunks, readEntries } from './sources.ts';
+
+/**
+ * A bulk load into an empty database (`npm run load -- --bulk`): every resource of the input is
+ * written by COPY with its key assigned up front, the index rows beside it, in the five FREEZE
+ * transactions of src/load/bulk.ts; the indexes are built once at the end.
+ *
+ * NDJSON is cut into byte chunks that the worker threads turn into COPY text (src/load/bulk-chunk.ts);
+ * this thread only takes the results in input order, interns new token systems and writes. An id
+ * that comes again (its first occurrence is already on its way into the COPY), a Bundle line's
+ * entries and deletions are written after the bulk load, in input order, by the ordinary upsert:
+ * the last entry for an id still wins, as in an incremental load.
+ */
+export interface BulkHooks {
+  reject(where: string, reason: string): void;
+  progress(entries: number, bytes: number): void;
+}
+
+export interface BulkResult extends WriteCounts {
+  rejected: number;
+  rejectedFiles: number;
+  indexMs: number;
+}
+
+/** An entry written after the bulk: prepared already, or a line of a file to read again (an id that came again). */
+type Later = { entry: WriteEntry } | { file: string; line: number };
+
+class StrictFailure extends Error {}
+
+const isNdjson = (file: string) => /\.ndjson(\.gz)?$/i.test(file);
+const utf8 = new TextEncoder();
+
+/** Removes the rows of the given keys from COPY text (every row starts with its resource's key). */
+function withoutRows(table: Uint8Array, rids: Set<string>): { bytes: Uint8Array; rows: number } {
+  const kept = Buffer.from(table.buffer, table.byteOffset, table.byteLength)
+    .toString('utf8')
+    .split('\n')
+    .filter((row) => row !== '' && !rids.has(row.slice(0, row.indexOf('\t'))));
+  return { bytes: utf8.encode(kept.length ? `${kept.join('\n')}\n` : ''), rows: kept.length };
+}
+
+export async function bulkLoad(
+  sql: Sql,
+  registry: Registry,
+  files: string[],
+  opts: { strict?: boolean; batchSize?: number },
+  pool: ParsePool | undefined,
+  hooks: BulkHooks,
+): Promise<BulkResult> {
+  const session = await startBulk(sql);
+  let copies: BulkCopies | undefined;
+  let committed = false;
+  try {
+    const counts = emptyCounts();
+    let rejected = 0;
+    let entries = 0;
+    let bytes = 0;
+    let strictFailed = false;
+    const later: Later[] = [];
+    const seen = new KeySet();
+    const systems = new SystemIds();
+    const known = new Map<string, number>();
+    const [{ rid: first }] = await sql<{ rid: string }[]>`select nextval(pg_get_serial_sequence('resource', 'rid'))::text as rid`;
+    let nextRid = Number(first);
+    copies = await BulkCopies.open(sql);
+
+    const reject = async (where: string, reason: string) => {
+      rejected++;
+      hooks.reject(where, reason);
+      if (opts.strict && !strictFailed) {
+        strictFailed = true;
+        await copies!.abort(new StrictFailure('--strict: an entry was rejected'));
+      }
+    };
+
+    /** Interns systems first met in a chunk and gives their ids to the workers. */
+    const intern = async (uris: string[]) => {
+      await systems.resolve(sql, uris);
+      const fresh = uris.filter((u) => !known.has(u)).map((u): [string, number] => [u, systems.id(u)]);
+      for (const [u, id] of fresh) known.set(u, id);
+      if (fresh.length) pool?.systems(fresh);
+    };
+
+    /** Takes one chunk's result, in input order. */
+    const apply = async (r: BulkChunkResult, file: string, firstLine: number, ridBase: number) => {
+      const tables = r.tables;
+      if (r.unknownSystems.length) {
+        await intern(r.unknownSystems);
+        const text = Buffer.from(tables[1].buffer, tables[1].byteOffset, tables[1].byteLength).toString('utf8');
+        tables[1] = utf8.encode(text.replace(SYSTEM_MARK, (_, i: string) => String(systems.id(r.unknownSystems[Number(i)]))));
+      }
+      // Lines in order: a resource of the COPY, or another entry (rejected, or written later).
+      let cut: Set<string> | undefined;
+      let o = 0;
+      const other = async (x: ChunkOther) => {
+        if (x.reason !== undefined) await reject(x.where, x.reason);
+        else {
+          seen.add(x.h1!, x.h2!);
+          later.push({ entry: x.entry! });
+        }
+      };
+      for (let i = 0; i < r.copied.length; i += 3) {
+        const line = r.copied[i];
+        while (o < r.others.length && r.others[o].line < line) await other(r.others[o++]);
+        if (seen.add(r.copied[i + 1], r.copied[i + 2])) continue;
+        (cut ??= new Set()).add(String(ridBase + line));
+        later.push({ file, line: firstLine + line });
+      }
+      while (o < r.others.length) await other(r.others[o++]);
+      let indexRows = r.indexRows;
+      let resources = r.resources;
+      if (cut) {
+        indexRows = 0;
+        for (let t = 0; t < tables.length; t++) {
+          const x = withoutRows(tables[t], cut);
+          tables[t] = x.bytes;
+          if (t === 0) resources = x.rows;
+          else indexRows += x.rows;
+        }
+      }
+      entries += r.resources + r.others.length;
+      if (strictFailed) return;
+      await copies!.write(tables);
+      counts.inserted += resources;
+      counts.indexRows += indexRows;
+    };
+
+    const onBytes = (n: number) => (bytes += n);
+    for (const file of files) {
+      if (isNdjson(file)) {
+        // Chunks go to the workers ahead of time; results are taken back in input order.
+        const queue: { result: Promise<BulkChunkResult>; first: number; ridBase: number }[] = [];
+        const ahead = (pool?.size ?? 0) * 4;
+        for await (const chunk of ndjsonByteChunks(file, onBytes)) {
+          const ridBase = nextRid;
+          nextRid += chunk.lines;
+          const req = { file, first: chunk.first, lines: chunk.lines, ridBase, bytes: chunk.bytes };
+          if (!pool) {
+            await apply(bulkChunk(registry, known, { ...req, kind: 'bulk', id: 0 }), file, chunk.first, ridBase);
+          } else {
+            const result = pool.bulk(req);
+            result.catch(() => {}); // awaited in order below
+            queue.push({ result, first: chunk.first, ridBase });
+            while (queue.length > ahead) {
+              const q = queue.shift()!;
+              await apply(await q.result, file, q.first, q.ridBase);
+            }
+          }
+          hooks.progress(entries, bytes);
+        }
+        for (let q = queue.shift(); q; q = queue.shift()) await apply(await q.result, file, q.first, q.ridBase);
+      } else {
+        // A .json file (a resource or a Bundle) on this thread: resources by COPY, the rest later.
+        const enc = new CopyEncoder(known);
+        for await (const raw of readEntries(file, onBytes)) {
+          entries++;
+          if (raw.kind === 'resource') {
+            try {
+              const p = preparePutRows(registry, raw.value);
+              const [h1, h2] = keyHashes(`${p.type}/${p.id}`);
+              if (seen.add(h1, h2)) {
+                if (p.rows.token.some((t) => t.system !== null && !known.has(t.system))) {
+                  await intern(p.rows.token.flatMap((t) => (t.system === null ? [] : [t.system])));
+                }
+                enc.add(nextRid++, p);
+              } else {
+                later.push({ entry: prepare(registry, raw).entry! });
+              }
+            } catch (err) {
+              if (!(err instanceof InvalidResource || err instanceof ExtractError)) throw err;
+              await reject(raw.where, err.message);
+            }
+            continue;
+          }
+          const p = prepare(registry, raw);
+          if (p.entry === undefined) await reject(p.where, p.reason);
+          else {
+            const [h1, h2] = keyHashes(`${p.entry.type}/${p.entry.id}`);
+            seen.add(h1, h2);
+            later.push({ entry: p.entry });
+          }
+        }
+        if (!strictFailed && enc.resources) {
+          await copies.write(enc.take());
+          counts.inserted += enc.resources;
+          counts.indexRows += enc.indexRows;
+        }
+        hooks.progress(entries, bytes);
+      }
+    }
+
+    if (strictFailed) {
+      hooks.reject('(bulk load)', 'file rejected (--strict): an entry of the load was rejected, so nothing of this bulk load was written');
+      await failBulk(sql, session);
+      return { ...emptyCounts(), rejected, rejectedFiles: files.length, indexMs: 0 };
+    }
+    await sql`select setval(pg_get_serial_sequence('resource', 'rid'), greatest(${nextRid - 1}, ${first}::bigint))`;
+    await copies.commit();
+    committed = true;
+    await rowsCommitted(sql);
+    const t0 = Date.now();
+    await rebuildIndexes(sql);
+    const indexMs = Date.now() - t0;
+    const more = await writeLater(sql, registry, systems, later, opts.batchSize ?? 1000);
+    await endBulk(sql, session);
+    return { ...addCounts(counts, more), rejected, rejectedFiles: 0, indexMs };
+  } catch (err) {
+    if (!committed) await copies?.abort(err as Error);
+    await failBulk(sql, session).catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * The entries of a bulk load that are written by upsert once its rows and indexes are in: in input
+ * order, in batches (the last entry of an id in a batch wins, as in an incremental load). Lines of
+ * ids that came again are read again from their files (their bytes went to a worker).
+ */
+async function writeLater(sql: Sql, registry: Registry, systems: SystemIds, later: Later[], batchSize: number): Promise<WriteCounts> {
+  let counts = emptyCounts();
+  if (later.length === 0) return counts;
+  const wanted = new Map<string, Set<number>>();
+  for (const l of later) if ('file' in l) (wanted.get(l.file) ?? wanted.set(l.file, new Set()).get(l.file)!).add(l.line);
+  const texts = new Map<string, string>();
+  for (const [file, lines] of wanted) {
+    for await (const chunk of ndjsonChunks(file)) {
+      chunk.lines.forEach((text, i) => {
+        if (lines.has(chunk.first + i)) texts.set(`${file}:${chunk.first + i}`, text);
+      });
+    }
+  }
+  let batch: WriteEntry[] = [];
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const b = batch;
+    batch = [];
+    counts = addCounts(counts, await loaderTx(sql, (tx) => writeBatch(sql, registry, systems, b, tx)));
+  };
+  for (const l of later) {
+    if ('entry' in l) batch.push(l.entry);
+    else {
+      const text = texts.get(`${l.file}:${l.line}`);
+      if (text === undefined) throw new Error(`${l.file}:${l.line}: the line changed while it was being loaded`);
+      for (const raw of lineEntries(l.file, l.line, text)) {
+        const p = prepare(registry, raw);
+        if (!p.entry) throw new Error(`${p.where}: the line changed while it was being loaded (${p.reason})`);
+        batch.push(p.entry);
+      }
+    }
+    if (batch.length >= batchSize) await flush();
+  }
+  await flush();
+  return counts;
+}
