@@ -3,8 +3,9 @@
 // Latencies are recorded per request with sub-millisecond precision (autocannon's own histogram
 // rounds to whole milliseconds, too coarse for a 3 ms target).
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -129,7 +130,91 @@ function loadGenerator(): NonNullable<typeof loadgen> {
   return lg;
 }
 
+/**
+ * The HTTP load generator of the runs: wrk (a C program: epoll, latencies to the microsecond) when
+ * it is installed (Debian package wrk), else autocannon. A load generator shares the two cores
+ * with the server and PostgreSQL, and its own pauses are counted in the latencies it reports: on this
+ * machine autocannon (JavaScript) cost X and wrk Y of CPU per request (bench/README.md).
+ */
+let wrkFound: boolean | undefined;
+export function loadGeneratorName(): string {
+  wrkFound ??= spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error === undefined;
+  if (!wrkFound) return 'autocannon';
+  const v = spawnSync('wrk', ['--version'], { encoding: 'utf8' });
+  return (`${v.stdout ?? ''}${v.stderr ?? ''}`.match(/wrk \S+/)?.[0] ?? 'wrk').trim();
+}
+
 export function httpRun(opts: HttpRunOptions): Promise<RunStats> {
+  if (loadGeneratorName() !== 'autocannon') return wrkRun(opts);
+  return autocannonChildRun(opts);
+}
+
+/** wrk's script: a path drawn at random for each request; the run's figures as one JSON line. */
+const WRK_SCRIPT = `
+local paths = {}
+for line in io.lines(os.getenv("BENCH_PATHS")) do paths[#paths + 1] = line end
+local headers = {}
+for line in io.lines(os.getenv("BENCH_HEADERS")) do
+  local k, v = line:match("^([^:]+): (.*)$")
+  if k then headers[k] = v end
+end
+local n = #paths
+math.randomseed(tonumber(os.getenv("BENCH_SEED")))
+request = function()
+  return wrk.format("GET", paths[math.random(n)], headers)
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('{"requests":%d,"us":%d,"bytes":%d,"p50":%d,"p90":%d,"p99":%d,"max":%d,"mean":%f,"socket":%d,"status":%d,"timeout":%d}\\n',
+    summary.requests, summary.duration, summary.bytes, latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency.max, latency.mean, e.connect + e.read + e.write, e.status, e.timeout))
+end
+`;
+
+let wrkDir: string | undefined;
+
+/** One run of wrk (one thread: one core at most, as the server gets), its figures parsed from its output. */
+export async function wrkRun(opts: HttpRunOptions): Promise<RunStats> {
+  wrkDir ??= mkdtempSync(path.join(os.tmpdir(), 'bench-wrk-'));
+  const script = path.join(wrkDir, 'paths.lua');
+  const pathsFile = path.join(wrkDir, `paths-${hashName(opts.paths.join('\n'))}.txt`);
+  const headersFile = path.join(wrkDir, 'headers.txt');
+  writeFileSync(script, WRK_SCRIPT);
+  writeFileSync(pathsFile, `${opts.paths.join('\n')}\n`);
+  writeFileSync(headersFile, Object.entries(opts.headers).map(([k, v]) => `${k}: ${v}`).join('\n') + '\n');
+  const args = ['-t1', `-c${opts.concurrency}`, `-d${opts.durationS}s`, '--timeout', '60s', '-s', script, `http://127.0.0.1:${opts.port}`];
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn('wrk', args, {
+      env: { ...process.env, BENCH_PATHS: pathsFile, BENCH_HEADERS: headersFile, BENCH_SEED: String(opts.seed) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let text = '';
+    child.stdout!.on('data', (d) => (text += d));
+    child.stderr!.on('data', (d) => (text += d));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited with code ${code}: ${text.slice(-500)}`))));
+  });
+  const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
+  if (!line) throw new Error(`wrk: no figures in its output: ${out.slice(-500)}`);
+  const r = JSON.parse(line) as { requests: number; us: number; bytes: number; p50: number; p90: number; p99: number; max: number; mean: number; socket: number; status: number; timeout: number };
+  const st: RunStats = {
+    concurrency: opts.concurrency,
+    durationS: r.us / 1e6,
+    requests: r.requests,
+    rps: r.requests / (r.us / 1e6),
+    p50: r.p50 / 1000,
+    p90: r.p90 / 1000,
+    p99: r.p99 / 1000,
+    max: r.max / 1000,
+    mean: r.mean / 1000,
+    errors: r.socket + r.status + r.timeout,
+    meanBytes: r.requests ? r.bytes / r.requests : 0,
+  };
+  if (st.errors) st.firstError = `wrk: ${r.status} non-2xx answers, ${r.socket} socket errors, ${r.timeout} timeouts`;
+  return st;
+}
+
+function autocannonChildRun(opts: HttpRunOptions): Promise<RunStats> {
   const lg = loadGenerator();
   if (lg.pending) return Promise.reject(new Error('load generator: one run at a time'));
   return new Promise<RunStats>((resolve, reject) => {

@@ -36,8 +36,8 @@ function typeOf(version: Version, type: string): ResourceType {
  * Content negotiation: JSON only. `_format` (json, application/json, application/fhir+json) wins
  * over Accept; anything that asks for another format is a 406.
  */
-function checkFormat(req: FastifyRequest): void {
-  const formats = queryPairs(req).filter(([k]) => k === '_format').map(([, v]) => v);
+function checkFormat(req: FastifyRequest, pairs: [string, string][] = queryPairs(req)): void {
+  const formats = pairs.filter(([k]) => k === '_format').map(([, v]) => v);
   if (formats.length) {
     for (const f of formats) {
       const v = f.toLowerCase().replace(/ /g, '+').split(';')[0].trim();
@@ -76,9 +76,10 @@ export async function fhirRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
   const search = async (req: FastifyRequest<{ Params: { version: string; type: string } }>, reply: FastifyReply, body: [string, string][]) => {
     const version = versionOf(req.params.version);
     const type = typeOf(version, req.params.type);
-    checkFormat(req);
+    const query = queryPairs(req);
+    checkFormat(req, query);
     const root = rootUrl(deps, req);
-    const pairs = [...queryPairs(req), ...body];
+    const pairs = body.length ? [...query, ...body] : query;
     const parsed = parseSearch(pairs, {
       version,
       type,

@@ -14,8 +14,8 @@ import { IpcRateLimitStore, isClusterWorker } from '../cluster.ts';
  * API keys, rate limits, request limits and response headers (docs/security.md). Everything here
  * runs in root-level hooks, so it covers every route and the not-found handler alike:
  *
- *   onRequest: URL length (414) → API key unless the endpoint is open (401) → rate limit (429)
- *   onSend:    security headers on every response
+ *   onRequest: security headers (on every response, errors included) → URL length (414) → API key
+ *              unless the endpoint is open (401) → rate limit (429)
  *
  * Errors are thrown as FhirError and answered by the application's error handler.
  */
@@ -116,7 +116,17 @@ export async function security(app: FastifyInstance, deps: AppDeps): Promise<voi
   });
   const limiter = app.rateLimit() as (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
+  // Response headers are set first, for every answer this request gets (the route's, an error's, the
+  // not-found handler's); a route may still replace one (reply.header).
+  const keyed = { ...SECURITY_HEADERS, 'cache-control': 'no-store' };
+  const keyedHttps = { ...keyed, 'strict-transport-security': 'max-age=31536000' };
+  const open = { ...SECURITY_HEADERS };
+  const openHttps = { ...open, 'strict-transport-security': 'max-age=31536000' };
+
   app.addHook('onRequest', async (req, reply) => {
+    const isOpenPath = isOpen(req.method, pathOf(req.url), config);
+    const https = req.protocol === 'https';
+    reply.headers(isOpenPath ? (https ? openHttps : open) : https ? keyedHttps : keyed);
     if (req.url.length > config.maxUrlLength) {
       throw new FhirError(
         414,
@@ -124,7 +134,7 @@ export async function security(app: FastifyInstance, deps: AppDeps): Promise<voi
         `The request URL is ${req.url.length} characters long, more than the ${config.maxUrlLength} accepted: send a long search as POST [type]/_search with a form body`,
       );
     }
-    if (isOpen(req.method, pathOf(req.url), config)) return;
+    if (isOpenPath) return;
     const given = req.headers[API_KEY_HEADER];
     const presented = Array.isArray(given) ? given.join(',') : given?.trim();
     if (!presented) throw unauthorized(true);
@@ -138,13 +148,6 @@ export async function security(app: FastifyInstance, deps: AppDeps): Promise<voi
     if (!key) throw unauthorized(false);
     verified.set(req, key);
     if (limitOf(req) > 0) await limiter(req, reply);
-  });
-
-  app.addHook('onSend', (req, reply, payload, done) => {
-    for (const [k, v] of Object.entries(SECURITY_HEADERS)) if (!reply.hasHeader(k)) reply.header(k, v);
-    if (!isOpen(req.method, pathOf(req.url), config) && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
-    if (req.protocol === 'https') reply.header('strict-transport-security', 'max-age=31536000');
-    done(null, payload);
   });
 }
 
