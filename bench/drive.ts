@@ -383,8 +383,8 @@ export function setOwnRoots(roots: number[]): void {
   ownRoots = roots;
 }
 
-/** CPU time of every process in the trees of `ownRoots`, in jiffies (undefined off Linux). */
-export function ownCpuJiffies(): number | undefined {
+/** CPU time of every process in the trees of `roots` (default: `ownRoots`), in jiffies (undefined off Linux). */
+export function ownCpuJiffies(roots: number[] = ownRoots): number | undefined {
   let names: string[];
   try {
     names = readdirSync('/proc').filter((n) => /^\d+$/.test(n));
@@ -405,7 +405,7 @@ export function ownCpuJiffies(): number | undefined {
   for (const [pid, p] of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), pid]);
   let sum = 0;
   const seen = new Set<number>();
-  const stack = ownRoots.filter((r) => procs.has(r));
+  const stack = roots.filter((r) => procs.has(r));
   while (stack.length) {
     const pid = stack.pop()!;
     if (seen.has(pid)) continue;
@@ -416,17 +416,24 @@ export function ownCpuJiffies(): number | undefined {
   return sum;
 }
 
-/** Runs `run` and adds the CPU figures of the machine and, when given, of one process. */
+/** CPU time of a process and its descendants (a server's cluster workers), ms. */
+export function treeCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  const jiffies = ownCpuJiffies([pid]);
+  return jiffies === undefined ? undefined : (jiffies * 1000) / CLK_TCK;
+}
+
+/** Runs `run` and adds the CPU figures of the machine and, when given, of one process and its children. */
 export async function withCpu(pid: number | undefined, run: () => Promise<RunStats>): Promise<RunStats> {
   const m0 = machineCpu();
   const o0 = ownCpuJiffies();
-  const p0 = processCpuMs(pid);
+  const p0 = treeCpuMs(pid);
   const t0 = performance.now();
   const st = await run();
   const wall = performance.now() - t0;
   const m1 = machineCpu();
   const o1 = ownCpuJiffies();
-  const p1 = processCpuMs(pid);
+  const p1 = treeCpuMs(pid);
   if (m0 && m1 && m1.total > m0.total) {
     st.machineBusyPct = (100 * (m1.busy - m0.busy)) / (m1.total - m0.total);
     if (o0 !== undefined && o1 !== undefined) {

@@ -4,7 +4,7 @@
 // count when the server would run it, the _include/_revinclude statement), without the lane.
 
 import type { Config } from '../src/config.ts';
-import type { Sql } from '../src/db.ts';
+import type { Pools } from '../src/db.ts';
 import { pageQuery, type CompileContext } from '../src/fhir/compile.ts';
 import { run, sql } from '../src/fhir/statement.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
@@ -30,11 +30,8 @@ export function cursorAfter(cursor: string): string {
   return payload.a;
 }
 
-/** The floor's two pools, as the server has them (src/db.ts connectPools). */
-export interface Pools {
-  sql: Sql;
-  generic: Sql;
-}
+/** The floor's pools, as the server has them (src/db.ts connectPools). */
+export type { Pools };
 
 export async function prepareOps(pools: Pools, config: Config, base: string, paths: string[]): Promise<FloorOp[]> {
   const systems = new SystemLookup();
@@ -54,7 +51,7 @@ export async function prepareOps(pools: Pools, config: Config, base: string, pat
       maxValuesPerParam: config.maxValuesPerParam,
       maxParams: config.maxParams,
     });
-    const ctx = await systems.prepare(searchSql(pools, req), req);
+    const ctx = await systems.prepare(searchSql({ sql: pools.sql, generic: pools.generic, heavySql: pools.heavy }, req), req);
     ops.push({ path: p, req, ctx, base: `${base}/fhir/${version}`, after: req.cursor ? cursorAfter(req.cursor) : undefined });
   }
   return ops;
@@ -68,6 +65,7 @@ export function floorDeps(pools: Pools, config: Config, cursorSecret: string): S
   return {
     sql: pools.sql,
     generic: pools.generic,
+    heavySql: pools.heavy,
     systems: new SystemLookup(),
     cursors: new CursorCodec(cursorSecret),
     includeCap: config.includeCap,

@@ -74,6 +74,14 @@ export interface BenchResult {
   parseOnly?: LoadFigures & { workers?: number };
   bulk?: LoadFigures;
   incremental?: LoadFigures | { skipped: string };
+  /** how the searches were driven and served. */
+  http?: {
+    loadGenerator: string;
+    /** the server's WORKERS (processes), DB_POOL_SIZE (connections per process) and HEAVY_SEARCHES. */
+    server: { workers: number; dbPoolSize: number; heavySearches: number };
+    /** connections of the floor's two pools (as many in all as the server's processes have). */
+    floorPools: { custom: number; generic: number };
+  };
   ceiling: ClassRun[];
   classes: ClassResult[];
   deepWalk?: DeepWalk;
@@ -188,10 +196,13 @@ export function renderMarkdown(r: BenchResult): string {
   L.push('');
 
   L.push('## Searches', '');
-  L.push('HTTP: autocannon, in a process of its own (bench/loadgen.ts), on 127.0.0.1 against the server (child process, RATE_LIMIT=0, LOG_LEVEL=warn), a path drawn at random for each request. ' +
-    'Floor: the server\'s own runSearch through postgres.js in the bench process, no HTTP (token systems and :contains estimates, page with limit _count+1, the count when the server would run it, the include query). ' +
+  const h = r.http;
+  const generator = !h ? 'autocannon, in a process of its own (bench/loadgen.ts)' : h.loadGenerator === 'autocannon' ? 'autocannon, in a process of its own (bench/loadgen.ts)' : `${h.loadGenerator} (one thread), a process of its own`;
+  const served = h ? `${h.server.workers} process${h.server.workers > 1 ? 'es' : ''} (WORKERS=${h.server.workers}), DB_POOL_SIZE=${h.server.dbPoolSize} each, HEAVY_SEARCHES=${h.server.heavySearches}, ` : '';
+  L.push(`HTTP: ${generator}, on 127.0.0.1 against the server (child process, ${served}RATE_LIMIT=0, LOG_LEVEL=warn), a path drawn at random for each request. ` +
+    `Floor: the server's own runSearch through postgres.js in the bench process, no HTTP (token systems and :contains estimates, page with limit _count+1, the count when the server would run it, the include query)${h ? `, on as many connections as the server has in all (${h.floorPools.custom} + ${h.floorPools.generic})` : ''}. ` +
     'Latencies in ms; errors = non-2xx + socket errors; ratio = HTTP req/s ÷ floor req/s. ' +
-    '"server CPU" is the CPU use of the server process (% of one core: it runs one Node thread, so ~100 % means the server is the bottleneck) and its CPU time per request; ' +
+    '"server CPU" is the CPU use of the server\'s processes (% of one core: each runs one Node thread, so ~100 % per process means the server is the bottleneck) and their CPU time per request; ' +
     '"busy %" is the share of the whole machine\'s CPU time (2 cores, every process) that was busy during the run, and in parentheses the part of it used by processes other than the benchmark\'s (other people\'s work: a run with a high figure there is perturbed).', '');
   L.push('| class | c | HTTP req/s | p50 | p99 | max | err | server CPU · ms/req | busy % | floor req/s | p50 | p99 | max | err | busy % | ratio |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const run of r.ceiling) L.push(runRow('**hello-world ceiling**', run));

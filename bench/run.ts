@@ -12,7 +12,8 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.ts';
-import { connectPools, connectUrl, migrate, type Sql } from '../src/db.ts';
+import { heavyWidth } from '../src/app.ts';
+import { connectPools, connectUrl, migrate, splitPool, type Sql } from '../src/db.ts';
 import { startEmbedded, type EmbeddedHandle } from '../src/embedded.ts';
 import { LOADER_CONNECTIONS, loadFiles } from '../src/load/loader.ts';
 import { ParsePool } from '../src/load/parallel.ts';
@@ -25,7 +26,7 @@ import {
   type Dataset,
 } from './dataset.ts';
 import {
-  floorRun, hashName, httpOk, httpRun, portInUse, probe, setOwnRoots, startChild, withCpu, type Child, type RunStats,
+  floorRun, hashName, httpOk, httpRun, loadGeneratorName, portInUse, probe, setOwnRoots, startChild, withCpu, type Child, type RunStats,
 } from './drive.ts';
 import { explainPage, floorDeps, prepareOps, type FloorOp } from './floor.ts';
 import { evaluateTargets, renderMarkdown, type BenchResult, type DeepWalk, type ClassResult, type LoadFigures } from './report.ts';
@@ -315,7 +316,10 @@ async function main(): Promise<number> {
   const started = new Date();
   const loadavg: Record<string, number[]> = { 'at start': la() };
   const notes: string[] = [];
-  const config = loadConfig({ API_KEYS: BENCH_KEY, RATE_LIMIT: '0' });
+  // The server's configuration as it will run (the environment passes through to it: WORKERS,
+  // DB_POOL_SIZE, HEAVY_SEARCHES …), with the bench's key and no rate limit.
+  const config = loadConfig({ ...process.env, API_KEYS: BENCH_KEY, RATE_LIMIT: '0' });
+  const serverWorkers = config.workers || os.availableParallelism();
   const headers = { 'service-api-key': BENCH_KEY, accept: 'application/fhir+json' };
   const dir = scaleDir(opts.scale);
   await mkdir(dir, { recursive: true });
@@ -504,9 +508,10 @@ async function main(): Promise<number> {
       () => httpOk(`http://127.0.0.1:${opts.port + 1}/hello`));
     children.push(hello);
 
-    // Both pools of the server (src/db.ts), each with a connection per concurrent request.
-    const floorPools = connectPools(mainUrl, { max: Math.max(...CONCURRENCY) });
-    pools.push(floorPools.sql, floorPools.generic);
+    // The floor runs on as many connections as the server has in all (its WORKERS processes with
+    // DB_POOL_SIZE each), split between the two pools as the server splits them (src/db.ts).
+    const floorPools = connectPools(mainUrl, { ...splitPool(config.dbPoolSize * serverWorkers), heavyMax: heavyWidth(config) * serverWorkers });
+    pools.push(floorPools.sql, floorPools.generic, floorPools.heavy);
     const floorSearch = floorDeps(floorPools, config, CURSOR_SECRET);
     const base = `http://127.0.0.1:${opts.port}`;
 
@@ -614,6 +619,11 @@ async function main(): Promise<number> {
       parseOnly: result.parseOnly,
       bulk: result.bulk,
       incremental: result.incremental,
+      http: {
+        loadGenerator: loadGeneratorName(),
+        server: { workers: serverWorkers, dbPoolSize: config.dbPoolSize, heavySearches: config.heavySearches || os.availableParallelism() },
+        floorPools: (({ max, genericMax }) => ({ custom: max, generic: genericMax }))(splitPool(config.dbPoolSize * serverWorkers)),
+      },
       ceiling: result.ceiling!,
       classes: result.classes!,
       deepWalk: result.deepWalk,
@@ -621,7 +631,7 @@ async function main(): Promise<number> {
       targets: [],
       notes,
     };
-    notes.push('The load generator (autocannon), the server, PostgreSQL and the SQL floor share the same 2 cores: at concurrency 16 every figure includes that contention.');
+    notes.push(`The load generator (${loadGeneratorName()}), the server, PostgreSQL and the SQL floor share the same 2 cores: at concurrency 16 every figure includes that contention.`);
     const runs = [...report.ceiling, ...report.classes.flatMap((c) => c.runs)].flatMap((r) => [r.http, ...(r.floor ? [r.floor] : [])]);
     const others = runs.map((r) => r.othersBusyPct).filter((x): x is number => x !== undefined);
     if (others.length) {

@@ -27,7 +27,15 @@ export interface AppDeps {
   startedAt: string;
 }
 
-export function makeDeps(config: Config, db: Pick<Database, 'sql' | 'generic'>, registry: Registry, softwareVersion = '0.1.0'): AppDeps {
+/**
+ * Heavy searches one server process runs at once (and the connections of its heavy pool):
+ * HEAVY_SEARCHES is for the whole instance, each of its WORKERS processes takes its share.
+ */
+export function heavyWidth(config: Pick<Config, 'heavySearches' | 'workers'>): number {
+  return Math.max(1, Math.round((config.heavySearches || availableParallelism()) / (config.workers || availableParallelism())));
+}
+
+export function makeDeps(config: Config, db: Pick<Database, 'sql' | 'generic' | 'heavy'>, registry: Registry, softwareVersion = '0.1.0'): AppDeps {
   const { sql } = db;
   return {
     config,
@@ -39,12 +47,12 @@ export function makeDeps(config: Config, db: Pick<Database, 'sql' | 'generic'>, 
     search: {
       sql,
       generic: db.generic,
+      heavySql: db.heavy,
       systems: new SystemLookup(),
       cursors: new CursorCodec(config.cursorSecret),
       includeCap: config.includeCap,
       totalBudgetMs: config.totalBudgetMs,
-      // HEAVY_SEARCHES is for the whole instance: each of several workers takes its share.
-      heavy: new Lane(Math.max(1, Math.round((config.heavySearches || availableParallelism()) / (config.workers || availableParallelism())))),
+      heavy: new Lane(heavyWidth(config)),
     },
   };
 }

@@ -18,6 +18,12 @@ export interface Database {
    * by identifier, id or reference, includes), planned once per connection and statement.
    */
   generic: Sql;
+  /**
+   * statements of heavy searches (pages of more than 100, :contains, exact totals) and the counts of
+   * first pages, planned for their values: as many connections as the lane of heavy searches admits
+   * at once, so that they never queue in front of light searches on a connection those pipeline on.
+   */
+  heavy: Sql;
   url: string;
   /** true when the database is the embedded default (demo data may be loaded into it). */
   embedded: boolean;
@@ -34,6 +40,8 @@ export interface ConnectOptions {
   max?: number;
   /** connections of the generic pool (default: `max`). */
   genericMax?: number;
+  /** connections of the pool of heavy searches (default 1). */
+  heavyMax?: number;
   statementTimeoutMs?: number;
   log?: (msg: string) => void;
 }
@@ -81,16 +89,29 @@ export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
 }
 
 /**
- * The two pools of a database: `max` connections for statements planned every time, `genericMax`
- * (default: as many) for value-independent ones, planned once. postgres.js connects lazily: a pool
- * a process does not use (the loader's generic one) opens no connection.
+ * The pools of a database: `max` connections for statements planned every time, `genericMax`
+ * (default: as many) for value-independent ones, planned once, and `heavyMax` (default 1) for heavy
+ * searches. postgres.js connects lazily: a pool a process does not use (the loader's generic and
+ * heavy ones) opens no connection.
  */
-export function connectPools(url: string, opts: Omit<ConnectUrlOptions, 'plans'> & { genericMax?: number } = {}): { sql: Sql; generic: Sql } {
-  const { genericMax, ...rest } = opts;
+export interface Pools {
+  sql: Sql;
+  generic: Sql;
+  heavy: Sql;
+}
+
+export function connectPools(url: string, opts: Omit<ConnectUrlOptions, 'plans'> & { genericMax?: number; heavyMax?: number } = {}): Pools {
+  const { genericMax, heavyMax, ...rest } = opts;
   return {
     sql: connectUrl(url, { ...rest, plans: 'custom' }),
     generic: connectUrl(url, { ...rest, max: genericMax ?? rest.max, plans: 'generic' }),
+    heavy: connectUrl(url, { ...rest, max: heavyMax ?? 1, plans: 'custom' }),
   };
+}
+
+/** Closes the pools (their queries finish first, within `timeout` seconds). */
+export async function endPools(pools: Pools, timeout = 5): Promise<void> {
+  await Promise.all([pools.sql.end({ timeout }), pools.generic.end({ timeout }), pools.heavy.end({ timeout })]);
 }
 
 /** DB_POOL_SIZE shared by the two pools of the server: half each (the odd one to the custom plans). */
@@ -109,21 +130,20 @@ export async function openDatabase(opts: ConnectOptions): Promise<Database> {
     });
     url = handle.url;
   }
-  const { sql, generic } = connectPools(url, { max: opts.max, genericMax: opts.genericMax, statementTimeoutMs: opts.statementTimeoutMs });
+  const pools = connectPools(url, { max: opts.max, genericMax: opts.genericMax, heavyMax: opts.heavyMax, statementTimeoutMs: opts.statementTimeoutMs });
   try {
-    await migrate(sql);
+    await migrate(pools.sql);
   } catch (err) {
-    await Promise.all([sql.end({ timeout: 1 }), generic.end({ timeout: 1 })]);
+    await endPools(pools, 1);
     await handle?.stop();
     throw err;
   }
   return {
-    sql,
-    generic,
+    ...pools,
     url,
     embedded: handle !== undefined,
     close: async () => {
-      await Promise.all([sql.end({ timeout: 5 }), generic.end({ timeout: 5 })]);
+      await endPools(pools);
       await handle?.stop();
     },
   };

@@ -5,11 +5,11 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import { buildApp, makeDeps } from './app.ts';
+import { buildApp, heavyWidth, makeDeps } from './app.ts';
 import { ensureDevKey } from './auth/dev-key.ts';
 import { LOG_REDACT } from './auth/redact.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { openDatabase, splitPool } from './db.ts';
+import { connectUrl, endPools, openDatabase, splitPool } from './db.ts';
 import { finishInterruptedBulk } from './load/bulk.ts';
 import { LOADER_CONNECTIONS, loadFiles } from './load/loader.ts';
 import { isClusterWorker, runPrimary } from './cluster.ts';
@@ -41,20 +41,26 @@ async function main(): Promise<void> {
     dataDir: config.dataDir,
     persistent: true,
     // The primary of several workers only prepares the database.
-    ...(primary ? { max: LOADER_CONNECTIONS, genericMax: 1 } : splitPool(config.dbPoolSize)),
+    ...(primary ? { max: LOADER_CONNECTIONS, genericMax: 1 } : { ...splitPool(config.dbPoolSize), heavyMax: heavyWidth(config) }),
     statementTimeoutMs: config.statementTimeoutMs,
     log: (m) => log.debug({ postgres: m.trim() }),
   });
-  await finishInterruptedBulk(db.sql, (m) => log.warn(m));
-
-  if (db.embedded && config.loadDemoData && existsSync(FIXTURES)) {
-    const [{ any }] = await db.sql<{ any: boolean }[]>`select exists (select 1 from resource) as any`;
-    if (!any) {
-      const s = await loadFiles(db.sql, registry, await expandPaths([FIXTURES]), {
-        onReject: (where, reason) => log.warn(`demo data: ${where}: ${reason}`),
-      });
-      log.info(`demo data loaded from fixtures/: ${s.inserted} resources`);
+  // What an interrupted bulk load left, and the demo data: on a pool of the loader's size, whatever
+  // DB_POOL_SIZE is (a load holds several connections at once and would wait for itself on fewer).
+  const loader = connectUrl(db.url, { max: LOADER_CONNECTIONS, statementTimeoutMs: 0 });
+  try {
+    await finishInterruptedBulk(loader, (m) => log.warn(m));
+    if (db.embedded && config.loadDemoData && existsSync(FIXTURES)) {
+      const [{ any }] = await loader<{ any: boolean }[]>`select exists (select 1 from resource) as any`;
+      if (!any) {
+        const s = await loadFiles(loader, registry, await expandPaths([FIXTURES]), {
+          onReject: (where, reason) => log.warn(`demo data: ${where}: ${reason}`),
+        });
+        log.info(`demo data loaded from fixtures/: ${s.inserted} resources`);
+      }
     }
+  } finally {
+    await loader.end({ timeout: 5 });
   }
 
   // The embedded default without API_KEYS: one development key, kept in DATA_DIR/dev-api-key and
@@ -68,7 +74,7 @@ async function main(): Promise<void> {
 
   const where = config.publicBaseUrl ?? `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
   if (primary) {
-    await Promise.all([db.sql.end({ timeout: 5 }), db.generic.end({ timeout: 5 })]);
+    await endPools(db);
     runPrimary({
       workers,
       // Workers join the prepared database (no embedded start, no demo data, no key of their own)

@@ -118,8 +118,15 @@ async function recover(sql: Sql): Promise<{ indexes: number; emptied: boolean }>
   return { indexes, emptied: rows };
 }
 
-/** At start-up: finishes what an interrupted bulk load left (nobody holds its lock any more). */
+/**
+ * At start-up: finishes what an interrupted bulk load left (nobody holds its lock any more). Needs
+ * a pool of at least 4 connections when there is something to finish (the lock, two index builds,
+ * one more); nothing at all when there is not.
+ */
 export async function finishInterruptedBulk(sql: Sql, log: (message: string) => void = () => {}): Promise<number> {
+  const [{ pending }] = await sql<{ pending: boolean }[]>`
+    select exists (select 1 from bulk_state) or exists (select 1 from load_state) as pending`;
+  if (!pending) return 0;
   const conn = await lock(sql);
   if (!conn) return 0; // a bulk load is running; it cleans up after itself
   try {

@@ -25,6 +25,8 @@ export interface SearchDeps {
   sql: Sql;
   /** the pool of statements planned once (src/db.ts): value-independent searches and includes. */
   generic: Sql;
+  /** the pool of heavy searches and of first pages' counts (src/db.ts Database.heavy). */
+  heavySql: Sql;
   systems: SystemLookup;
   cursors: CursorCodec;
   includeCap: number;
@@ -153,8 +155,13 @@ export async function fetchIncludes(db: Sql, base: string, req: SearchRequest, p
   return { entries, capped: entries.rows > cap };
 }
 
-/** The pool a search's statements run on: planned once when their plan cannot depend on the values. */
-export const searchSql = (deps: Pick<SearchDeps, 'sql' | 'generic'>, req: SearchRequest): Sql => (valueIndependent(req) ? deps.generic : deps.sql);
+/**
+ * The pool a search's statements run on: a heavy search's (src/fhir/compile.ts heavySearch) on a
+ * pool of their own, so that they never wait in line in front of light ones on the connections
+ * those pipeline on; light ones planned once when their plan cannot depend on the values.
+ */
+export const searchSql = (deps: Pick<SearchDeps, 'sql' | 'generic' | 'heavySql'>, req: SearchRequest): Sql =>
+  heavySearch(req) ? deps.heavySql : valueIndependent(req) ? deps.generic : deps.sql;
 
 /**
  * Runs a search. `base` is the absolute base of the API version (…/fhir/v2): fullUrls are rendered
@@ -186,11 +193,12 @@ export async function runSearch(deps: SearchDeps, req: SearchRequest, base: stri
     if (!state && !hasNext) total = page.count;
     else if (req.total === 'accurate') total = await countWithin(ctx, req, undefined);
     else if (req.total === 'estimate') total = await estimate(ctx, req);
-    else if (!state) total = await countWithin(ctx, req, deps.totalBudgetMs);
+    // A first page's count may take its whole budget: on the heavy pool, not in front of light searches.
+    else if (!state) total = await countWithin({ ...ctx, db: deps.heavySql }, req, deps.totalBudgetMs);
   }
   let includes = Entries.none;
   if (keys) {
-    const inc = await fetchIncludes(deps.generic, base, req, page, deps.includeCap);
+    const inc = await fetchIncludes(heavySearch(req) ? deps.heavySql : deps.generic, base, req, page, deps.includeCap);
     if (inc.capped) warnings.push(`more than ${deps.includeCap} resources to include on this page: only the first ${deps.includeCap} are given`);
     includes = inc.entries;
   }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { connectPools, migrate, openDatabase, type Database } from '../../src/db.ts';
+import { connectPools, endPools, migrate, openDatabase, type Database } from '../../src/db.ts';
 
 /**
  * A real, empty, migrated PostgreSQL database for one test file: a throw-away embedded cluster by
@@ -22,15 +22,14 @@ export async function testDatabase(t: Teardown): Promise<Database> {
   await admin.unsafe(`create database ${name}`);
   const u = new URL(url);
   u.pathname = `/${name}`;
-  const { sql, generic } = connectPools(u.toString(), { max: 10 });
-  await migrate(sql);
+  const pools = connectPools(u.toString(), { max: 10, heavyMax: 2 });
+  await migrate(pools.sql);
   const db: Database = {
-    sql,
-    generic,
+    ...pools,
     url: u.toString(),
     embedded: false,
     close: async () => {
-      await Promise.all([sql.end({ timeout: 5 }), generic.end({ timeout: 5 })]);
+      await endPools(pools);
       await admin.unsafe(`drop database if exists ${name} with (force)`);
       await admin.end({ timeout: 5 });
     },
