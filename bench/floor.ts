@@ -51,7 +51,7 @@ export async function prepareOps(pools: Pools, config: Config, base: string, pat
       maxValuesPerParam: config.maxValuesPerParam,
       maxParams: config.maxParams,
     });
-    const ctx = await systems.prepare(searchSql({ sql: pools.sql, generic: pools.generic, heavySql: pools.heavy }, req), req);
+    const ctx = await systems.prepare(searchSql({ sql: pools.sql, generic: pools.generic, heavySql: pools.heavy }, req), req, pools.generic);
     ops.push({ path: p, req, ctx, base: `${base}/fhir/${version}`, after: req.cursor ? cursorAfter(req.cursor) : undefined });
   }
   return ops;

@@ -17,6 +17,8 @@ export interface CompileContext {
   systemId(uri: string): number | undefined;
   /** `param/needle` of :contains values the planner expects to be common (see ridSet). */
   commonNeedles?: ReadonlySet<string>;
+  /** `param/norm` of prefix values whose range holds fewer rows than a key-order walk would read (see ridSet). */
+  rarePrefixes?: ReadonlySet<string>;
 }
 
 /**
@@ -113,6 +115,11 @@ function ridSet(ctx: CompileContext, c: Positive, type: string, depth: number): 
         return n !== undefined && !ctx.commonNeedles?.has(`${c.param.id}/${n}`);
       };
       if (c.mode === 'contains' && c.values.every(rare)) return sql`select s.rid from (${set} offset 0) s`;
+      // A prefix whose range is small (counted in store/search.ts): the whole range first, whatever
+      // the planner estimates from statistics that mix every string parameter.
+      if (c.mode === 'prefix' && c.values.every((v) => ctx.rarePrefixes?.has(`${c.param.id}/${normalize(v)}`))) {
+        return sql`select s.rid from (${set} offset 0) s`;
+      }
       return set;
     }
     case 'date':
