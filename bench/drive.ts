@@ -315,9 +315,9 @@ export interface Child {
 }
 
 /** A node child running a TypeScript entry through tsx, its output appended to a log file. */
-export async function startChild(entry: string, args: string[], env: Record<string, string>, logFile: string, ready: () => Promise<boolean>, timeoutMs = 120_000): Promise<Child> {
+export async function startChild(entry: string, args: string[], env: Record<string, string>, logFile: string, ready: () => Promise<boolean>, timeoutMs = 120_000, nodeArgs: readonly string[] = []): Promise<Child> {
   const log = createWriteStream(logFile, { flags: 'a' });
-  const proc = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry, ...args], {
     cwd: process.cwd(),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -13,6 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.ts';
 import { heavyWidth } from '../src/app.ts';
+import { SERVER_NODE_FLAGS } from '../src/node-flags.ts';
 import { connectPools, connectUrl, migrate, splitPool, type Sql } from '../src/db.ts';
 import { startEmbedded, type EmbeddedHandle } from '../src/embedded.ts';
 import { LOADER_CONNECTIONS, loadFiles } from '../src/load/loader.ts';
@@ -484,7 +485,7 @@ async function main(): Promise<number> {
     const startServer = () => startChild('src/server.ts', [], {
       PORT: String(opts.port), HOST: '127.0.0.1', DATABASE_URL: mainUrl, RATE_LIMIT: '0', API_KEYS: BENCH_KEY,
       LOG_LEVEL: 'warn', LOAD_DEMO_DATA: 'false', CURSOR_SECRET,
-    }, logFile, () => httpOk(`http://127.0.0.1:${opts.port}/ready`));
+    }, logFile, () => httpOk(`http://127.0.0.1:${opts.port}/ready`), 120_000, SERVER_NODE_FLAGS); // as `npm start` runs it
     let server = await startServer();
     children.push(server);
     /** Restarts the server if it is gone (noted in the report); true when it had to. */

@@ -55,9 +55,9 @@ export const ENV_VARS = {
   MAX_BODY_BYTES: { key: 'maxBodyBytes', kind: 'int', default: '65536', doc: 'largest POST body (413 beyond)' },
   MAX_VALUES_PER_PARAM: { key: 'maxValuesPerParam', kind: 'int', default: '100', doc: 'most comma-separated values in one parameter (400 beyond)' },
   MAX_PARAMS: { key: 'maxParams', kind: 'int', default: '50', doc: 'most parameters in one search (400 beyond)' },
-  DB_POOL_SIZE: { key: 'dbPoolSize', kind: 'int', default: '2', doc: 'PostgreSQL connections per process for light searches (at least 2: half for lookups whose plan is made once, half for the others); concurrent searches pipeline on them. Heavy searches have connections of their own (HEAVY_SEARCHES)' },
+  DB_POOL_SIZE: { key: 'dbPoolSize', kind: 'int', default: '3', doc: 'PostgreSQL connections per process for light searches (at least 2: half, rounded down, for lookups whose plan is made once, the rest for the others); concurrent searches pipeline on them. Heavy searches have connections of their own (HEAVY_SEARCHES)' },
   HEAVY_SEARCHES: { key: 'heavySearches', kind: 'int', default: '0', doc: 'heavy searches (pages of more than 100, :contains, exact totals) run at once per instance (shared out among its workers, each with as many PostgreSQL connections of their own), the others wait in order; 0 ⇒ the number of CPU cores' },
-  WORKERS: { key: 'workers', kind: 'int', default: '0', doc: 'server processes on the port (node:cluster), each with its own connections; 0 ⇒ the number of CPU cores' },
+  WORKERS: { key: 'workers', kind: 'int', default: '1', doc: 'server processes on the port (node:cluster), each with its own connections; 0 ⇒ the number of CPU cores' },
   LOAD_DEMO_DATA: { key: 'loadDemoData', kind: 'bool', default: 'true', doc: 'load fixtures/ into an empty embedded database at start-up (never into a DATABASE_URL database)' },
 } as const;
 

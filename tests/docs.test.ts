@@ -20,3 +20,11 @@ t.test('docs/search-parameters.md is generated from the registry and up to date'
   const { parameterDocs } = await import('../src/cli/docs.ts');
   t.equal(readFileSync(path.join(ROOT, 'docs', 'search-parameters.md'), 'utf8'), parameterDocs(), 'run npm run docs');
 });
+
+t.test('npm start gives node the flags the server is measured with (src/node-flags.ts)', async (t) => {
+  const { SERVER_NODE_FLAGS } = await import('../src/node-flags.ts');
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const start = pkg.scripts.start.split(/\s+/);
+  for (const flag of SERVER_NODE_FLAGS) t.ok(start.includes(flag), `npm start: ${flag}`);
+  t.match(pkg.scripts.start, /--import tsx src\/server\.ts$/);
+});

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Sql } from '../db.ts';
 
 /**
@@ -49,7 +49,7 @@ export function generateKey(): string {
 }
 
 export function digestKey(key: string): Buffer {
-  return createHash('sha256').update(key, 'utf8').digest();
+  return hash('sha256', key, 'buffer');
 }
 
 function checkName(name: string): void {
