@@ -131,21 +131,30 @@ function loadGenerator(): NonNullable<typeof loadgen> {
 }
 
 /**
- * The HTTP load generator of the runs: wrk (a C program: epoll, latencies to the microsecond) when
- * it is installed (Debian package wrk), else autocannon. A load generator shares the two cores
- * with the server and PostgreSQL, and its own pauses are counted in the latencies it reports: on this
- * machine autocannon (JavaScript) cost X and wrk Y of CPU per request (bench/README.md).
+ * The HTTP load generators of the runs. At concurrency 16, wrk (a C program, one thread) when it is
+ * installed (Debian package wrk), else autocannon: the generator shares the two cores with the
+ * server and PostgreSQL, and on this machine wrk costs 11 µs of CPU per hello-world request against
+ * autocannon's 25 µs (43 k against 36 k req/s). At concurrency 1, autocannon: there the cores are
+ * idle and the figure that matters is the tail, and wrk's own c=1 tail is not the server's — against
+ * the same hello-world, wrk's p99 was 1.5–3.9 ms over three runs, autocannon's under 0.35 ms
+ * (bench/README.md).
  */
 let wrkFound: boolean | undefined;
-export function loadGeneratorName(): string {
-  wrkFound ??= spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error === undefined;
-  if (!wrkFound) return 'autocannon';
+function wrkVersion(): string | undefined {
+  if (wrkFound === false) return undefined;
   const v = spawnSync('wrk', ['--version'], { encoding: 'utf8' });
+  wrkFound = v.error === undefined;
+  if (!wrkFound) return undefined;
   return (`${v.stdout ?? ''}${v.stderr ?? ''}`.match(/wrk \S+/)?.[0] ?? 'wrk').trim();
 }
 
+/** The generator that httpRun uses at that concurrency. */
+export function loadGeneratorName(concurrency: number): string {
+  return concurrency > 1 ? (wrkVersion() ?? 'autocannon') : 'autocannon';
+}
+
 export function httpRun(opts: HttpRunOptions): Promise<RunStats> {
-  if (loadGeneratorName() !== 'autocannon') return wrkRun(opts);
+  if (loadGeneratorName(opts.concurrency) !== 'autocannon') return wrkRun(opts);
   return autocannonChildRun(opts);
 }
 

@@ -76,7 +76,10 @@ export interface BenchResult {
   incremental?: LoadFigures | { skipped: string };
   /** how the searches were driven and served. */
   http?: {
+    /** the generator of the runs at concurrency 16 (and at 1 in reports without loadGeneratorC1). */
     loadGenerator: string;
+    /** the generator of the runs at concurrency 1. */
+    loadGeneratorC1?: string;
     /** the server's WORKERS (processes), DB_POOL_SIZE (connections per process) and HEAVY_SEARCHES. */
     server: { workers: number; dbPoolSize: number; heavySearches: number };
     /** connections of the floor's two pools (as many in all as the server's processes have). */
@@ -197,7 +200,10 @@ export function renderMarkdown(r: BenchResult): string {
 
   L.push('## Searches', '');
   const h = r.http;
-  const generator = !h ? 'autocannon, in a process of its own (bench/loadgen.ts)' : h.loadGenerator === 'autocannon' ? 'autocannon, in a process of its own (bench/loadgen.ts)' : `${h.loadGenerator} (one thread), a process of its own`;
+  const describe = (g: string) => (g === 'autocannon' ? 'autocannon, in a process of its own (bench/loadgen.ts)' : `${g} (one thread), a process of its own`);
+  const generator = !h ? describe('autocannon')
+    : h.loadGeneratorC1 && h.loadGeneratorC1 !== h.loadGenerator ? `at concurrency 1 ${describe(h.loadGeneratorC1)}; at 16 ${describe(h.loadGenerator)}`
+    : describe(h.loadGenerator);
   const served = h ? `${h.server.workers} process${h.server.workers > 1 ? 'es' : ''} (WORKERS=${h.server.workers}), DB_POOL_SIZE=${h.server.dbPoolSize} each, HEAVY_SEARCHES=${h.server.heavySearches}, ` : '';
   L.push(`HTTP: ${generator}, on 127.0.0.1 against the server (child process, ${served}RATE_LIMIT=0, LOG_LEVEL=warn), a path drawn at random for each request. ` +
     `Floor: the server's own runSearch through postgres.js in the bench process, no HTTP (token systems and :contains estimates, page with limit _count+1, the count when the server would run it, the include query)${h ? `, on as many connections as the server has in all (${h.floorPools.custom} + ${h.floorPools.generic})` : ''}. ` +

@@ -621,7 +621,8 @@ async function main(): Promise<number> {
       bulk: result.bulk,
       incremental: result.incremental,
       http: {
-        loadGenerator: loadGeneratorName(),
+        loadGenerator: loadGeneratorName(16),
+        loadGeneratorC1: loadGeneratorName(1),
         server: { workers: serverWorkers, dbPoolSize: config.dbPoolSize, heavySearches: config.heavySearches || os.availableParallelism() },
         floorPools: (({ max, genericMax }) => ({ custom: max, generic: genericMax }))(splitPool(config.dbPoolSize * serverWorkers)),
       },
@@ -632,7 +633,7 @@ async function main(): Promise<number> {
       targets: [],
       notes,
     };
-    notes.push(`The load generator (${loadGeneratorName()}), the server, PostgreSQL and the SQL floor share the same 2 cores: at concurrency 16 every figure includes that contention.`);
+    notes.push(`The load generator (${loadGeneratorName(16)} at concurrency 16), the server, PostgreSQL and the SQL floor share the same 2 cores: at concurrency 16 every figure includes that contention.`);
     const runs = [...report.ceiling, ...report.classes.flatMap((c) => c.runs)].flatMap((r) => [r.http, ...(r.floor ? [r.floor] : [])]);
     const others = runs.map((r) => r.othersBusyPct).filter((x): x is number => x !== undefined);
     if (others.length) {
