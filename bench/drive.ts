@@ -39,6 +39,11 @@ export interface RunStats {
    * process and its children, the embedded PostgreSQL and its backends), %: other people's work.
    */
   othersBusyPct?: number;
+  /**
+   * share of the machine's CPU time stolen by the hypervisor (/proc/stat steal: the vCPUs were
+   * runnable but the host ran something else), %. Counted in machineBusyPct.
+   */
+  stealPct?: number;
   firstError?: string;
 }
 
@@ -374,13 +379,13 @@ export function processCpuMs(pid: number | undefined): number | undefined {
   }
 }
 
-/** Busy and total CPU time of the whole machine so far (jiffies, all cores). */
-export function machineCpu(): { busy: number; total: number } | undefined {
+/** Busy, stolen and total CPU time of the whole machine so far (jiffies, all cores). */
+export function machineCpu(): { busy: number; steal: number; total: number } | undefined {
   try {
     const [, ...v] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
     const n = v.map(Number);
     const total = n.slice(0, 8).reduce((a, b) => a + b, 0);
-    return { busy: total - n[3] - n[4], total };
+    return { busy: total - n[3] - n[4], steal: n[7] ?? 0, total };
   } catch {
     return undefined;
   }
@@ -445,6 +450,7 @@ export async function withCpu(pid: number | undefined, run: () => Promise<RunSta
   const p1 = treeCpuMs(pid);
   if (m0 && m1 && m1.total > m0.total) {
     st.machineBusyPct = (100 * (m1.busy - m0.busy)) / (m1.total - m0.total);
+    st.stealPct = (100 * (m1.steal - m0.steal)) / (m1.total - m0.total);
     if (o0 !== undefined && o1 !== undefined) {
       st.othersBusyPct = Math.max(0, (100 * (m1.busy - m0.busy - (o1 - o0))) / (m1.total - m0.total));
     }

@@ -30,6 +30,8 @@ export interface LoadFigures {
   indexRowsPerS?: number;
   /** ingest (rows streamed in) vs the index rebuild + vacuum that follows, for the bulk path. */
   ingestMs?: number;
+  /** bulk path: each index build and ANALYZE at the end (ms), in the order they finished (two run at a time). */
+  indexBuilds?: Record<string, number>;
   ratioToCopy?: number;
   method?: string;
 }
@@ -162,7 +164,8 @@ function runRow(name: string, run: ClassRun, extra = ''): string {
   const fl = run.floor;
   const cpu = h.serverCpuPct === undefined ? '–' : `${h.serverCpuPct.toFixed(0)} % · ${f1(h.serverCpuMsPerReq)}`;
   const busy = (x: RunStats | undefined) =>
-    x?.machineBusyPct === undefined ? '–' : `${x.machineBusyPct.toFixed(0)}${x.othersBusyPct === undefined ? '' : ` (${x.othersBusyPct.toFixed(0)})`}`;
+    x?.machineBusyPct === undefined ? '–'
+      : `${x.machineBusyPct.toFixed(0)}${x.othersBusyPct === undefined ? '' : ` (${x.othersBusyPct.toFixed(0)}${x.stealPct === undefined ? '' : ` · st ${x.stealPct.toFixed(0)}`})`}`;
   return `| ${name}${extra} | ${run.concurrency} | ${int(h.rps)} | ${f1(h.p50)} | ${f1(h.p99)} | ${f1(h.max)} | ${h.errors} | ${cpu} | ${busy(h)} | ${fl ? int(fl.rps) : '–'} | ${fl ? f1(fl.p50) : '–'} | ${fl ? f1(fl.p99) : '–'} | ${fl ? f1(fl.max) : '–'} | ${fl ? fl.errors : '–'} | ${busy(fl)} | ${ratio(run.ratio)} |`;
 }
 
@@ -192,7 +195,7 @@ export function renderMarkdown(r: BenchResult): string {
     x && L.push(`| ${name} | ${int(x.resources)} | ${(x.ms / 1000).toFixed(1)} s | ${int(x.rps)} | ${int(x.indexRowsPerS)} | ${ratio(x.ratioToCopy)} | ${how} |`);
   lrow('COPY floor', r.copyFloor, `${r.copyFloor?.method ? `${r.copyFloor.method}: ` : ''}one \`COPY … (format csv, freeze)\` per file into a one-column jsonb table created in the same transaction (${r.copyFloor?.tableBytes ? gib(r.copyFloor.tableBytes) : ''})`);
   lrow('loader CPU only', r.parseOnly, `NDJSON read in byte chunks and turned into the COPY text of the five tables (JSON.parse, validation, extraction, encoding) as the bulk loader does it (${r.parseOnly?.workers ?? '?'} worker threads), no database: the ceiling of the loader's CPU side`);
-  lrow('loader, bulk', r.bulk, `\`loadFiles(…, { bulk: true })\` into an empty database; rows streamed in ${r.bulk?.ingestMs ? `${(r.bulk.ingestMs / 1000).toFixed(1)} s` : '?'}, then indexes built + ANALYZE (rows written COPY FREEZE: no VACUUM)`);
+  lrow('loader, bulk', r.bulk, `\`loadFiles(…, { bulk: true })\` into an empty database; rows streamed in ${r.bulk?.ingestMs ? `${(r.bulk.ingestMs / 1000).toFixed(1)} s` : '?'}, then indexes built + ANALYZE (rows written COPY FREEZE: no VACUUM)${r.bulk?.indexBuilds ? ` in ${((r.bulk.ms - (r.bulk.ingestMs ?? r.bulk.ms)) / 1000).toFixed(1)} s, two at a time: ${Object.entries(r.bulk.indexBuilds).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}` : ''}`);
   if (r.incremental && 'rps' in r.incremental) lrow('loader, incremental', r.incremental, r.incremental.method ?? '');
   else if (r.incremental) L.push(`| loader, incremental | – | – | – | – | – | skipped: ${r.incremental.skipped} |`);
   if (!r.copyFloor && !r.bulk) L.push('| (load skipped: --skip-load) | | | | | | |');
@@ -209,7 +212,7 @@ export function renderMarkdown(r: BenchResult): string {
     `Floor: the server's own runSearch through postgres.js in the bench process, no HTTP (token systems and :contains estimates, page with limit _count+1, the count when the server would run it, the include query)${h ? `, on as many connections as the server has in all (${h.floorPools.custom} + ${h.floorPools.generic})` : ''}. ` +
     'Latencies in ms; errors = non-2xx + socket errors; ratio = HTTP req/s ÷ floor req/s. ' +
     '"server CPU" is the CPU use of the server\'s processes (% of one core: each runs one Node thread, so ~100 % per process means the server is the bottleneck) and their CPU time per request; ' +
-    '"busy %" is the share of the whole machine\'s CPU time (2 cores, every process) that was busy during the run, and in parentheses the part of it used by processes other than the benchmark\'s (other people\'s work: a run with a high figure there is perturbed).', '');
+    '"busy %" is the share of the whole machine\'s CPU time (2 cores, every process) that was busy during the run, and in parentheses the part of it used by processes other than the benchmark\'s (other people\'s work: a run with a high figure there is perturbed) and, after "st", the part stolen by the host (the VM\'s vCPUs were ready and the host ran something else: counted as busy, and it slows every process of the run).', '');
   L.push('| class | c | HTTP req/s | p50 | p99 | max | err | server CPU · ms/req | busy % | floor req/s | p50 | p99 | max | err | busy % | ratio |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const run of r.ceiling) L.push(runRow('**hello-world ceiling**', run));
   for (const c of r.classes) for (const run of c.runs) L.push(runRow(c.name, run, c.totalNone ? '' : ' ¹'));

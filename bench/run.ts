@@ -159,8 +159,13 @@ async function loaderRun(sql: Sql, files: string[], bulk: boolean, label: string
   let lastProgress = 0;
   let lastLog = Date.now();
   const t0 = performance.now();
+  const indexBuilds: Record<string, number> = {};
   const s = await loadFiles(sql, registry, files, {
     bulk,
+    onIndex: (name, ms) => {
+      indexBuilds[name] = ms;
+      log(`  ${label}: ${name} in ${(ms / 1000).toFixed(1)} s`);
+    },
     batchSize: 1000,
     onProgress: ({ entries }) => {
       lastProgress = performance.now();
@@ -180,6 +185,7 @@ async function loaderRun(sql: Sql, files: string[], bulk: boolean, label: string
     rps: resources / (s.elapsedMs / 1000),
     indexRowsPerS: s.indexRows / (s.elapsedMs / 1000),
     ingestMs: bulk ? lastProgress - t0 : undefined,
+    indexBuilds: bulk ? indexBuilds : undefined,
   };
 }
 
@@ -568,7 +574,7 @@ async function main(): Promise<number> {
         const ratio = http.rps / floor.rps;
         res.runs.push({ concurrency: c, http, floor, ratio });
         log(`  c=${c}: HTTP ${Math.round(http.rps)} req/s p50 ${http.p50.toFixed(2)} p99 ${http.p99.toFixed(2)} max ${http.max.toFixed(1)} err ${http.errors}` +
-          ` (server ${http.serverCpuPct?.toFixed(0)} % CPU, ${http.serverCpuMsPerReq?.toFixed(2)} ms/req; machine ${http.machineBusyPct?.toFixed(0)} % busy)` +
+          ` (server ${http.serverCpuPct?.toFixed(0)} % CPU, ${http.serverCpuMsPerReq?.toFixed(2)} ms/req; machine ${http.machineBusyPct?.toFixed(0)} % busy, ${http.stealPct?.toFixed(0)} % stolen)` +
           ` | floor ${Math.round(floor.rps)} req/s p50 ${floor.p50.toFixed(2)} p99 ${floor.p99.toFixed(2)} err ${floor.errors} | ratio ${ratio.toFixed(2)}`);
         if (http.errors) await describeErrors(cls, opts.port, headers, notes, http);
         if (floor.errors) notes.push(`${cls.name} c=${c}: ${floor.errors} floor errors, first: ${floor.firstError}`);
@@ -635,6 +641,13 @@ async function main(): Promise<number> {
     };
     notes.push(`The load generator (${loadGeneratorName(16)} at concurrency 16), the server, PostgreSQL and the SQL floor share the same 2 cores: at concurrency 16 every figure includes that contention.`);
     const runs = [...report.ceiling, ...report.classes.flatMap((c) => c.runs)].flatMap((r) => [r.http, ...(r.floor ? [r.floor] : [])]);
+    const steal = runs.map((r) => r.stealPct).filter((x): x is number => x !== undefined);
+    if (steal.length) {
+      const worst = Math.max(...steal);
+      const mean = steal.reduce((a, b) => a + b, 0) / steal.length;
+      notes.push(`CPU time stolen by the host (steal in /proc/stat: this VM's vCPUs were ready to run and the host ran something else) during the search runs: ${mean.toFixed(1)} % of the machine on average, ${worst.toFixed(1)} % at worst` +
+        (worst > 5 ? ': the runs with high steal measure the host as much as the code (the figure is in the JSON, per run).' : '.'));
+    }
     const others = runs.map((r) => r.othersBusyPct).filter((x): x is number => x !== undefined);
     if (others.length) {
       const worst = Math.max(...others);

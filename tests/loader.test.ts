@@ -170,8 +170,14 @@ t.test('bulk load into an empty database gives the same rows as the incremental 
   const dup = await write('bulk/dup.ndjson', ndjson([pra('b1', 'Premier'), pra('b1', 'Second')]));
   const dup2 = await write('bulk/dup2.ndjson', ndjson([pra('b1', 'Troisieme')]));
   await load(incremental, [dup, dup2]);
-  const r = await load(bulk, [...files, dup, dup2], { bulk: true });
+  const built: string[] = [];
+  const r = await load(bulk, [...files, dup, dup2], { bulk: true, onIndex: (name, ms) => (t.ok(ms >= 0), built.push(name)) });
   t.same(r.rejects, []);
+  const dropped = (await indexDefinitions(incremental)).indexes
+    .map((i) => i.split(':')[0])
+    .filter((n) => !n.startsWith('resource_') && /^(token|string|date|reference)_idx_/.test(n));
+  t.same(built.filter((n) => !n.startsWith('analyze ')).sort(), dropped.sort(), 'each index of the index tables is reported as it is built');
+  t.same(built.filter((n) => n.startsWith('analyze ')).sort(), ['analyze date_idx', 'analyze reference_idx', 'analyze resource', 'analyze string_idx', 'analyze token_idx']);
   t.same({ ...(await snapshot(bulk)), resource: undefined }, { ...(await snapshot(incremental)), resource: undefined });
   const [b1] = await bulk.sql`select version_id, content from resource where id = 'b1'`;
   t.equal(b1.content.name[0].family, 'Troisieme', 'an id that comes again: the last entry wins');

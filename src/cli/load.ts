@@ -88,6 +88,9 @@ async function main(): Promise<number> {
         if (tty) process.stderr.write('\r\x1b[K');
         console.error(`${where}: ${reason}`);
       },
+      onIndex: (name, ms) => {
+        if (tty) process.stderr.write(`\r\x1b[K${name}: ${(ms / 1000).toFixed(1)} s\n`);
+      },
       onProgress: ({ entries, bytes }) => {
         if (!tty) return;
         const s = (Date.now() - t0) / 1000;

@@ -53,7 +53,7 @@ export async function bulkLoad(
   sql: Sql,
   registry: Registry,
   files: string[],
-  opts: { strict?: boolean; batchSize?: number },
+  opts: { strict?: boolean; batchSize?: number; onIndex?: (name: string, ms: number) => void },
   pool: ParsePool | undefined,
   hooks: BulkHooks,
 ): Promise<BulkResult> {
@@ -209,7 +209,7 @@ export async function bulkLoad(
     committed = true;
     await rowsCommitted(sql);
     const t0 = Date.now();
-    await rebuildIndexes(sql);
+    await rebuildIndexes(sql, opts.onIndex);
     const indexMs = Date.now() - t0;
     const more = await writeLater(sql, registry, systems, later, opts.batchSize ?? 1000);
     await endBulk(sql, session);

@@ -207,13 +207,14 @@ type Task = (conn: postgres.ReservedSql) => Promise<unknown>;
  * costs more per row), then analyses the five tables (statistics for the planner; no VACUUM: the
  * rows are frozen and all-visible).
  */
-export async function rebuildIndexes(sql: Sql): Promise<number> {
+export async function rebuildIndexes(sql: Sql, onIndex?: (name: string, ms: number) => void): Promise<number> {
   const defs = await sql<{ index_name: string; definition: string; bytes: string }[]>`
     select s.index_name, s.definition, coalesce(pg_table_size(to_regclass(s.table_name)), 0)::text as bytes from load_state s`;
   const weight = (d: (typeof defs)[number]) => Number(d.bytes) * (/ USING gin /i.test(d.definition) ? 2 : 1);
   const builds: Task[] = defs
     .sort((a, b) => weight(b) - weight(a))
     .map((d) => async (conn) => {
+      const t0 = performance.now();
       const [{ exists }] = await conn<{ exists: boolean }[]>`
         select exists (select 1 from pg_class where relnamespace = current_schema()::regnamespace and relname = ${d.index_name}) as exists`;
       if (!exists) {
@@ -225,8 +226,13 @@ export async function rebuildIndexes(sql: Sql): Promise<number> {
         if (!constrained) for (const statement of d.definition.split(';\n').slice(1)) await conn.unsafe(statement);
       }
       await conn`delete from load_state where index_name = ${d.index_name}`;
+      onIndex?.(d.index_name, performance.now() - t0);
     });
-  const analyses: Task[] = COPY_TABLES.map((t) => (conn) => conn.unsafe(`analyze ${t}`));
+  const analyses: Task[] = COPY_TABLES.map((t) => async (conn) => {
+    const t0 = performance.now();
+    await conn.unsafe(`analyze ${t}`);
+    onIndex?.(`analyze ${t}`, performance.now() - t0);
+  });
   const queue = [...builds, ...analyses];
   const worker = async () => {
     const conn = await sql.reserve();

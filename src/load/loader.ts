@@ -28,6 +28,8 @@ export interface LoadOptions {
   /** called once per rejected entry: `where` is file:line or file#entry[i]. */
   onReject?: (where: string, reason: string) => void;
   onProgress?: (p: { entries: number; bytes: number }) => void;
+  /** bulk only: called as each index of the end is built (and each table analysed), with its time. */
+  onIndex?: (name: string, ms: number) => void;
 }
 
 export interface LoadSummary extends WriteCounts {
