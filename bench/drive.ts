@@ -144,13 +144,14 @@ function loadGenerator(): NonNullable<typeof loadgen> {
  * the same hello-world, wrk's p99 was 1.5–3.9 ms over three runs, autocannon's under 0.35 ms
  * (bench/README.md).
  */
-let wrkFound: boolean | undefined;
+let wrk: { version: string | undefined } | undefined;
+/** wrk's version when it is installed (asked once). */
 function wrkVersion(): string | undefined {
-  if (wrkFound === false) return undefined;
-  const v = spawnSync('wrk', ['--version'], { encoding: 'utf8' });
-  wrkFound = v.error === undefined;
-  if (!wrkFound) return undefined;
-  return (`${v.stdout ?? ''}${v.stderr ?? ''}`.match(/wrk \S+/)?.[0] ?? 'wrk').trim();
+  if (!wrk) {
+    const v = spawnSync('wrk', ['--version'], { encoding: 'utf8' });
+    wrk = { version: v.error ? undefined : (`${v.stdout ?? ''}${v.stderr ?? ''}`.match(/wrk \S+/)?.[0] ?? 'wrk').trim() };
+  }
+  return wrk.version;
 }
 
 /** The generator that httpRun uses at that concurrency. */

@@ -25,6 +25,30 @@ export const COPY_COLUMNS: Record<CopyTable, string> = {
 export const SYSTEM_MARK = /\x02(\d+)\x02/g;
 
 /**
+ * The COPY lines of one resource's index rows, for token_idx, string_idx, date_idx and
+ * reference_idx (COPY_TABLES order, resource left out), every line starting with `rid` and a tab
+ * ('' for lines whose key is put in front later). `system` gives the column text of a token system.
+ */
+export function indexLines(rid: string, rows: IndexRows, system: (uri: string) => string): [string, string, string, string] {
+  let token = '';
+  for (const x of rows.token) token += `${rid}\t${x.param}\t${x.system === null ? '0' : system(x.system)}\t${copyText(x.code)}\n`;
+  let string = '';
+  for (const x of rows.string) string += `${rid}\t${x.param}\t${copyText(x.norm)}\t${copyText(x.exact)}\n`;
+  let date = '';
+  for (const x of rows.date) date += `${rid}\t${x.param}\t${new Date(x.low).toISOString()}\t${new Date(x.high).toISOString()}\n`;
+  let reference = '';
+  for (const x of rows.reference) reference += `${rid}\t${x.param}\t${copyText(x.targetType)}\t${copyText(x.targetId)}\n`;
+  return [token, string, date, reference];
+}
+
+/** A token system not interned yet, written as SYSTEM_MARK: its index in `pending` (added if new). */
+export function systemMark(pending: string[], uri: string): string {
+  let i = pending.indexOf(uri);
+  if (i < 0) i = pending.push(uri) - 1;
+  return `\x02${i}\x02`;
+}
+
+/**
  * A growing byte buffer for COPY text: ASCII and UTF-8 written in place (no string concatenation to
  * flatten and encode afterwards) and byte ranges copied as they are.
  */
@@ -90,39 +114,14 @@ export class CopyEncoder {
     this.resources++;
   }
 
+  private readonly system = (uri: string): string => {
+    const known = this.systems.get(uri);
+    return known !== undefined ? String(known) : systemMark(this.unknown, uri);
+  };
+
   private addRows(r: string, rows: IndexRows): void {
-    if (rows.token.length) {
-      let token = '';
-      for (const x of rows.token) {
-        let sys = '0';
-        if (x.system !== null) {
-          const known = this.systems.get(x.system);
-          if (known !== undefined) sys = String(known);
-          else {
-            let i = this.unknown.indexOf(x.system);
-            if (i < 0) i = this.unknown.push(x.system) - 1;
-            sys = `\x02${i}\x02`;
-          }
-        }
-        token += `${r}\t${x.param}\t${sys}\t${copyText(x.code)}\n`;
-      }
-      this.out[1].text(token);
-    }
-    if (rows.string.length) {
-      let string = '';
-      for (const x of rows.string) string += `${r}\t${x.param}\t${copyText(x.norm)}\t${copyText(x.exact)}\n`;
-      this.out[2].text(string);
-    }
-    if (rows.date.length) {
-      let date = '';
-      for (const x of rows.date) date += `${r}\t${x.param}\t${new Date(x.low).toISOString()}\t${new Date(x.high).toISOString()}\n`;
-      this.out[3].text(date);
-    }
-    if (rows.reference.length) {
-      let reference = '';
-      for (const x of rows.reference) reference += `${r}\t${x.param}\t${copyText(x.targetType)}\t${copyText(x.targetId)}\n`;
-      this.out[4].text(reference);
-    }
+    const lines = indexLines(r, rows, this.system);
+    for (let t = 0; t < lines.length; t++) if (lines[t] !== '') this.out[t + 1].text(lines[t]);
     this.indexRows += rows.token.length + rows.string.length + rows.date.length + rows.reference.length;
   }
 

@@ -2,7 +2,7 @@ import type { Db, Sql } from '../db.ts';
 import { extractorFor, type IndexRows } from '../fhir/extract.ts';
 import { checkResource, InvalidResource } from '../fhir/resource.ts';
 import type { Registry, ResourceType } from '../registry/index.ts';
-import { copyText } from '../load/copy-encode.ts';
+import { COPY_COLUMNS, indexLines, SYSTEM_MARK, systemMark, type CopyTable } from '../load/copy-encode.ts';
 
 /**
  * The write path: upsert by (type, id) with change detection, index rows rewritten in the same
@@ -213,22 +213,7 @@ export interface IndexCopy {
 
 export function encodeRows(rows: IndexRows): IndexCopy {
   const systems: string[] = [];
-  let token = '';
-  for (const x of rows.token) {
-    let sys = '0';
-    if (x.system !== null) {
-      let i = systems.indexOf(x.system);
-      if (i < 0) i = systems.push(x.system) - 1;
-      sys = `\x02${i}\x02`;
-    }
-    token += `\t${x.param}\t${sys}\t${copyText(x.code)}\n`;
-  }
-  let string = '';
-  for (const x of rows.string) string += `\t${x.param}\t${copyText(x.norm)}\t${copyText(x.exact)}\n`;
-  let date = '';
-  for (const x of rows.date) date += `\t${x.param}\t${new Date(x.low).toISOString()}\t${new Date(x.high).toISOString()}\n`;
-  let reference = '';
-  for (const x of rows.reference) reference += `\t${x.param}\t${copyText(x.targetType)}\t${copyText(x.targetId)}\n`;
+  const [token, string, date, reference] = indexLines('', rows, (uri) => systemMark(systems, uri));
   const count = rows.token.length + rows.string.length + rows.date.length + rows.reference.length;
   return { token, string, date, reference, count, systems };
 }
@@ -236,11 +221,11 @@ export function encodeRows(rows: IndexRows): IndexCopy {
 /** Lines that start with a tab (IndexCopy), each given the rid in front. */
 const withRid = (rid: string, lines: string) => (lines === '' ? '' : rid + lines.replaceAll('\n\t', `\n${rid}\t`));
 
-async function copyInto(tx: Db, table: 'resource' | 'token_idx' | 'string_idx' | 'date_idx' | 'reference_idx', columns: string, lines: string[]): Promise<void> {
+async function copyInto(tx: Db, table: CopyTable, lines: string[]): Promise<void> {
   let any = false;
   for (const l of lines) if (l !== '') any = true;
   if (!any) return;
-  const w = await tx.unsafe(`copy ${table} (${columns}) from stdin`).writable();
+  const w = await tx.unsafe(`copy ${table} (${COPY_COLUMNS[table]}) from stdin`).writable();
   const done = new Promise<void>((resolve, reject) => w.once('finish', resolve).once('error', reject));
   w.end(lines.join(''));
   await done;
@@ -258,17 +243,17 @@ export async function insertIndexRows(tx: Db, systems: SystemIds, items: { rid: 
   let count = 0;
   for (const { rid, index } of items) {
     let token = index.token;
-    if (index.systems.length) token = token.replace(/\x02(\d+)\x02/g, (_, i: string) => String(systems.id(index.systems[Number(i)])));
+    if (index.systems.length) token = token.replace(SYSTEM_MARK, (_, i: string) => String(systems.id(index.systems[Number(i)])));
     t.push(withRid(rid, token));
     s.push(withRid(rid, index.string));
     d.push(withRid(rid, index.date));
     r.push(withRid(rid, index.reference));
     count += index.count;
   }
-  await copyInto(tx, 'token_idx', 'rid, param, sys, code', t);
-  await copyInto(tx, 'string_idx', 'rid, param, norm, exact', s);
-  await copyInto(tx, 'date_idx', 'rid, param, low, high', d);
-  await copyInto(tx, 'reference_idx', 'rid, param, target_type, target_id', r);
+  await copyInto(tx, 'token_idx', t);
+  await copyInto(tx, 'string_idx', s);
+  await copyInto(tx, 'date_idx', d);
+  await copyInto(tx, 'reference_idx', r);
   return count;
 }
 
