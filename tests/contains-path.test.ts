@@ -20,7 +20,7 @@ t.test('needles for the trigram index need three letters or digits in a row, aft
   t.equal(containsNeedle('de lan'), 'de lan', 'one run of three is enough');
 });
 
-t.test('a needle is common when its estimated rows exceed √(page × rows of the parameter)', async (t) => {
+t.test('a needle is common when its estimated rows exceed √(page × rows of the parameter / 16)', async (t) => {
   const db = await testDatabase(t);
   const param = registry.forType('Practitioner').find((p) => p.code === 'family')!.id;
   // 20,000 family rows: 6,000 contain "zqk", 30 contain "wvx", the rest neither.
@@ -37,16 +37,16 @@ t.test('a needle is common when its estimated rows exceed √(page × rows of th
     const ctx = await new SystemLookup().prepare(db.sql, req);
     return ctx.commonNeedles!.has(`${param}/${needle}`);
   };
-  // √(51 × 20,000) ≈ 1,010 rows: "zqk" (6,000) walks, "wvx" (30) takes the trigram index.
+  // √(51 × 20,000 / 16) ≈ 252 rows: "zqk" (6,000) walks, "wvx" (30) takes the trigram index.
   t.equal(await common('zqk', 50), true, 'common needle: key-order walk');
   t.equal(await common('wvx', 50), false, 'rare needle: trigram index');
-  // A page of 1000 moves the crossover to √(1001 × 20,000) ≈ 4,470: 6,000 rows still walk…
+  // A page of 1000 moves the crossover to √(1001 × 20,000 / 16) ≈ 1,119: 6,000 rows still walk…
   t.equal(await common('zqk', 1000), true);
-  // …but with 3,000 rows the larger page makes the trigram path the cheaper one.
-  await db.sql`update string_idx set norm = 'filler' || rid where rid > 3000 and rid <= 6000`;
+  // …but with 600 rows the larger page makes the trigram path the cheaper one.
+  await db.sql`update string_idx set norm = 'filler' || rid where rid > 600 and rid <= 6000`;
   await db.sql`analyze string_idx`;
-  t.equal(await common('zqk', 50), true, '3,000 rows, page of 50: walk');
-  t.equal(await common('zqk', 1000), false, '3,000 rows, page of 1000: trigram index');
+  t.equal(await common('zqk', 50), true, '600 rows, page of 50: walk');
+  t.equal(await common('zqk', 1000), false, '600 rows, page of 1000: trigram index');
 });
 
 t.test('a prefix whose range holds fewer rows than √(page × rows of the parameter / 8) reads its whole range first', async (t) => {
