@@ -82,30 +82,47 @@ export class SystemLookup {
     return { db, systemId: (uri) => this.cache.get(uri), commonNeedles, rarePrefixes };
   }
 
-  /** Prefixes found rare or common lately (the answer only steers the plan: a stale one costs time, never results). */
-  private prefixKinds = new Map<string, { rare: boolean; at: number }>();
+  /**
+   * Path decisions made lately (rare prefix, common needle), for a minute: the answer only steers
+   * the plan, so a stale one costs time, never results. Keyed with the crossover, which moves with
+   * the page size and the parameter's rows.
+   */
+  private decisions = new Map<string, { yes: boolean; at: number }>();
+
+  private async decided(key: string, decide: () => Promise<boolean>): Promise<boolean> {
+    const hit = this.decisions.get(key);
+    if (hit && Date.now() - hit.at < 60_000) return hit.yes;
+    const yes = await decide();
+    if (this.decisions.size >= 10_000) this.decisions.clear();
+    this.decisions.set(key, { yes, at: Date.now() });
+    return yes;
+  }
 
   /**
-   * A prefix is rare when its range of the parameter's index holds fewer rows than the crossover of
-   * its two paths: reading the whole range and keeping the page's first keys then costs less than
-   * walking the parameter in key order until the page is full. The walk reads about n × P / m
-   * entries for a page of n over P rows with m matches, the range m rows, each RANGE_ROW_COST times
-   * dearer (it is de-duplicated and sorted as well), so the crossover is m = √(n × P / RANGE_ROW_COST).
-   * The rows are counted, up to the crossover, rather than estimated: the statistics of `norm` mix
-   * every string parameter, so a prefix common in addresses ("pha…": pharmacies) looked common in
-   * names too, and a name prefix of 2,890 rows walked 160 k (14.5 ms against 2 ms at national scale).
+   * Where a string value's two paths cost the same: the key-order walk of the parameter reads about
+   * n × P / m entries to fill a page of n over its P rows when m of them match, the value's own set
+   * m rows, each `rowCost` times dearer than a walked entry, so the crossover is m = √(n × P / rowCost).
+   */
+  private async crossover(db: Sql, param: number, pageRows: number, rowCost: number): Promise<number> {
+    return Math.ceil(Math.sqrt((pageRows * (await this.rowsOf(db, param))) / rowCost));
+  }
+
+  /**
+   * A prefix is rare when its range of the parameter's index holds fewer rows than the crossover
+   * (RANGE_ROW_COST: the range's rows are de-duplicated and sorted as well): reading the whole range
+   * and keeping the page's first keys then costs less than walking the parameter in key order until
+   * the page is full. The rows are counted, up to the crossover, rather than estimated: the
+   * statistics of `norm` mix every string parameter, so a prefix common in addresses ("pha…":
+   * pharmacies) looked common in names too, and a name prefix of 2,890 rows walked 160 k (14.5 ms
+   * against 2 ms at national scale).
    */
   private async isRarePrefix(db: Sql, lookups: Sql, param: number, norm: string, pageRows: number): Promise<boolean> {
-    const crossover = Math.ceil(Math.sqrt((pageRows * (await this.rowsOf(db, param))) / RANGE_ROW_COST));
-    const key = `${param}/${norm}/${crossover}`;
-    const hit = this.prefixKinds.get(key);
-    if (hit && Date.now() - hit.at < 60_000) return hit.rare;
-    const [{ n }] = await run<{ n: string }[]>(lookups, sql`
-      select count(*) as n from (select 1 from string_idx s where s.param = ${param} and s.norm >= ${norm} and s.norm < ${prefixUpperBound(norm)!} limit ${crossover}) x`);
-    const rare = Number(n) < crossover;
-    if (this.prefixKinds.size >= 10_000) this.prefixKinds.clear();
-    this.prefixKinds.set(key, { rare, at: Date.now() });
-    return rare;
+    const crossover = await this.crossover(db, param, pageRows, RANGE_ROW_COST);
+    return this.decided(`prefix/${param}/${norm}/${crossover}`, async () => {
+      const [{ n }] = await run<{ n: string }[]>(lookups, sql`
+        select count(*) as n from (select 1 from string_idx s where s.param = ${param} and s.norm >= ${norm} and s.norm < ${prefixUpperBound(norm)!} limit ${crossover}) x`);
+      return Number(n) < crossover;
+    });
   }
 
   /** Estimated rows of each string parameter, refreshed every minute. */
@@ -120,17 +137,17 @@ export class SystemLookup {
   }
 
   /**
-   * A :contains needle is common when the key-order walk of its parameter is expected to fill a
-   * page of n rows sooner than the trigram path reads the needle's rows: the walk reads about
-   * n × P / m rows of a parameter with P rows for a needle with m matches, the trigram path about
-   * m, each CONTAINS_ROW_COST times dearer, so the crossover is m = √(n × P / CONTAINS_ROW_COST)
-   * (about 4.8 k rows for a page of 50 over the 7.3 M name rows of 1.8 M practitioners). m is the
-   * planner's estimate for the bare condition.
+   * A :contains needle is common when the planner's estimate m of its rows (the bare condition) is
+   * above the crossover (CONTAINS_ROW_COST: a row of the trigram set against a walked entry), about
+   * 4.8 k rows for a page of 50 over the 7.3 M name rows of 1.8 M practitioners: the key-order walk
+   * then fills the page sooner than the trigram path reads the needle's rows.
    */
   private async isCommon(db: Sql, param: number, needle: string, pageRows: number): Promise<boolean> {
-    const pattern = `%${likeEscape(needle)}%`;
-    const m = await planRows(db, sql`select 1 from string_idx s where s.param = ${param} and s.norm like ${pattern}`);
-    return m > Math.sqrt((pageRows * (await this.rowsOf(db, param))) / CONTAINS_ROW_COST);
+    const crossover = await this.crossover(db, param, pageRows, CONTAINS_ROW_COST);
+    return this.decided(`needle/${param}/${needle}/${crossover}`, async () => {
+      const pattern = `%${likeEscape(needle)}%`;
+      return (await planRows(db, sql`select 1 from string_idx s where s.param = ${param} and s.norm like ${pattern}`)) > crossover;
+    });
   }
 }
 
