@@ -194,3 +194,31 @@ t.test('NDJSON byte chunks: whole lines, numbered, plain or gzip, with or withou
     t.ok(bytes > 0);
   }
 });
+
+t.test('NDJSON byte chunks of a plain file own their memory: handed over at once, the next chunks are intact', async (t) => {
+  // Lines longer than a chunk (the buffer grows), short ones, multi-byte characters across reads.
+  const lines = Array.from({ length: 300 }, (_, i) => JSON.stringify({ n: i, s: (i % 3 === 0 ? 'é€' : 'x').repeat(i % 10 === 0 ? 9000 : i) }));
+  for (const [name, last] of [['own-a.ndjson', '\n'], ['own-b.ndjson', '']] as const) {
+    const text = lines.join('\n') + last;
+    const f = path.join(dir, name);
+    await writeFile(f, text);
+    const seen: string[] = [];
+    let next = 1;
+    let bytes = 0;
+    for await (const c of ndjsonByteChunks(f, (n) => (bytes += n), 4096)) {
+      t.equal(c.owned, true, `${name}: chunk at line ${c.first} owns its bytes`);
+      t.equal(c.first, next);
+      // What the bulk loader does with an owned chunk: its memory moves to a worker thread (the
+      // buffer is detached here); a reader that kept a view into it would fail or corrupt later chunks.
+      const moved = structuredClone(c.bytes, { transfer: [c.bytes.buffer as ArrayBuffer] });
+      t.equal(c.bytes.byteLength, 0, 'detached after the transfer');
+      const body = Buffer.from(moved.buffer, moved.byteOffset, moved.byteLength).toString('utf8');
+      const got = body.endsWith('\n') ? body.slice(0, -1).split('\n') : body.split('\n');
+      t.equal(got.length, c.lines, `${name}: line count of the chunk at line ${c.first}`);
+      seen.push(...got);
+      next += c.lines;
+    }
+    t.same(seen, lines, `${name}: every line once, in order`);
+    t.equal(bytes, Buffer.byteLength(text), `${name}: every byte counted once`);
+  }
+});

@@ -148,7 +148,7 @@ export async function bulkLoad(
           if (!pool) {
             await apply(bulkChunk(registry, known, { ...req, kind: 'bulk', id: 0 }), file, chunk.first, ridBase);
           } else {
-            const result = pool.bulk(req);
+            const result = pool.bulk(req, chunk.owned);
             result.catch(() => {}); // awaited in order below
             queue.push({ result, first: chunk.first, ridBase });
             while (queue.length > ahead) {

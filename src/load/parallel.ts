@@ -68,11 +68,12 @@ export class ParsePool {
   }
 
   /**
-   * A bulk chunk (src/load/bulk-chunk.ts). Its bytes are copied once into memory of their own that
-   * is handed over to the worker (a read buffer may share memory with the next chunk's bytes).
+   * A bulk chunk (src/load/bulk-chunk.ts). Its bytes are handed over to the worker (transferred:
+   * unusable here afterwards) when they own their memory, else copied first into memory of their
+   * own (a read buffer may share memory with the next chunk's bytes).
    */
-  bulk(req: Omit<BulkChunkRequest, 'kind' | 'id'>): Promise<BulkChunkResult> {
-    const bytes = new Uint8Array(req.bytes);
+  bulk(req: Omit<BulkChunkRequest, 'kind' | 'id'>, owned = false): Promise<BulkChunkResult> {
+    const bytes = owned ? req.bytes : new Uint8Array(req.bytes);
     return this.post((id) => ({ ...req, bytes, kind: 'bulk', id }) satisfies BulkChunkRequest, [bytes.buffer as ArrayBuffer]);
   }
 
