@@ -329,10 +329,13 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** A node child running a TypeScript entry through tsx, its output appended to a log file. */
+/**
+ * A node child, its output appended to a log file: a TypeScript entry runs through tsx, a
+ * JavaScript one (the server's build, as `npm start` runs it) as it is.
+ */
 export async function startChild(entry: string, args: string[], env: Record<string, string>, logFile: string, ready: () => Promise<boolean>, timeoutMs = 120_000, nodeArgs: readonly string[] = []): Promise<Child> {
   const log = createWriteStream(logFile, { flags: 'a' });
-  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry, ...args], {
+  const proc = spawn(process.execPath, [...nodeArgs, ...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), entry, ...args], {
     cwd: process.cwd(),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -34,6 +34,11 @@ export interface LoadFigures {
   indexBuilds?: Record<string, number>;
   ratioToCopy?: number;
   method?: string;
+  /**
+   * CPU time spent (ms): by the loader's process (all its threads) and by PostgreSQL (the embedded
+   * postmaster and its processes), in all and until the last row was streamed in.
+   */
+  cpu?: { loaderMs?: number; loaderStreamMs?: number; pgMs?: number; pgStreamMs?: number };
 }
 
 export interface Target {
@@ -191,11 +196,23 @@ export function renderMarkdown(r: BenchResult): string {
 
   L.push('## Load', '');
   L.push('| path | resources | time | resources/s | index rows/s | × COPY floor | how |', '|---|---|---|---|---|---|---|');
+  const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  // The CPU time a load took, and the wall time it needs at least on this machine's cores.
+  const cpuText = (x: LoadFigures): string => {
+    const c = x.cpu;
+    if (!c) return '';
+    const parts: string[] = [];
+    if (c.loaderMs !== undefined) parts.push(`loader ${sec(c.loaderMs)}${c.loaderStreamMs !== undefined ? ` (${sec(c.loaderStreamMs)} while streaming)` : ''}`);
+    if (c.pgMs !== undefined) parts.push(`PostgreSQL ${sec(c.pgMs)}${c.pgStreamMs !== undefined ? ` (${sec(c.pgStreamMs)} while streaming)` : ''}`);
+    if (!parts.length) return '';
+    const all = (c.loaderMs ?? 0) + (c.pgMs ?? 0);
+    return ` CPU time: ${parts.join(', ')}; ${sec(all)} in all, at least ${sec(all / m.cpus)} of wall time on ${m.cpus} cores.`;
+  };
   const lrow = (name: string, x: LoadFigures | undefined, how: string) =>
-    x && L.push(`| ${name} | ${int(x.resources)} | ${(x.ms / 1000).toFixed(1)} s | ${int(x.rps)} | ${int(x.indexRowsPerS)} | ${ratio(x.ratioToCopy)} | ${how} |`);
+    x && L.push(`| ${name} | ${int(x.resources)} | ${(x.ms / 1000).toFixed(1)} s | ${int(x.rps)} | ${int(x.indexRowsPerS)} | ${ratio(x.ratioToCopy)} | ${how}${cpuText(x)} |`);
   lrow('COPY floor', r.copyFloor, `${r.copyFloor?.method ? `${r.copyFloor.method}: ` : ''}one \`COPY … (format csv, freeze)\` per file into a one-column jsonb table created in the same transaction (${r.copyFloor?.tableBytes ? gib(r.copyFloor.tableBytes) : ''})`);
-  lrow('loader CPU only', r.parseOnly, `NDJSON read in byte chunks and turned into the COPY text of the five tables (JSON.parse, validation, extraction, encoding) as the bulk loader does it (${r.parseOnly?.workers ?? '?'} worker threads), no database: the ceiling of the loader's CPU side`);
-  lrow('loader, bulk', r.bulk, `\`loadFiles(…, { bulk: true })\` into an empty database; rows streamed in ${r.bulk?.ingestMs ? `${(r.bulk.ingestMs / 1000).toFixed(1)} s` : '?'}, then indexes built + ANALYZE (rows written COPY FREEZE: no VACUUM)${r.bulk?.indexBuilds ? ` in ${((r.bulk.ms - (r.bulk.ingestMs ?? r.bulk.ms)) / 1000).toFixed(1)} s, two at a time: ${Object.entries(r.bulk.indexBuilds).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}` : ''}`);
+  lrow('loader CPU only', r.parseOnly, `NDJSON read in byte chunks and turned into the COPY text of the five tables (JSON.parse, validation, extraction, encoding) as the bulk loader does it (${r.parseOnly?.workers ?? '?'} worker threads), in a process of its own, no database: the ceiling of the loader's CPU side`);
+  lrow('loader, bulk', r.bulk, `\`loadFiles(…, { bulk: true })\` (what \`npm run load -- --bulk\` runs), in a process of its own, into an empty database; rows streamed in ${r.bulk?.ingestMs ? `${(r.bulk.ingestMs / 1000).toFixed(1)} s` : '?'}, then indexes built + ANALYZE (rows written COPY FREEZE: no VACUUM)${r.bulk?.indexBuilds ? ` in ${((r.bulk.ms - (r.bulk.ingestMs ?? r.bulk.ms)) / 1000).toFixed(1)} s, two at a time: ${Object.entries(r.bulk.indexBuilds).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}` : ''}`);
   if (r.incremental && 'rps' in r.incremental) lrow('loader, incremental', r.incremental, r.incremental.method ?? '');
   else if (r.incremental) L.push(`| loader, incremental | – | – | – | – | – | skipped: ${r.incremental.skipped} |`);
   if (!r.copyFloor && !r.bulk) L.push('| (load skipped: --skip-load) | | | | | | |');

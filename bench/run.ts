@@ -5,6 +5,7 @@
 // 16, with a Fastify hello-world as the HTTP ceiling. Writes bench/results/<date>-scale-<s>.{md,json}.
 // See bench/README.md.
 
+import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -16,19 +17,16 @@ import { heavyWidth } from '../src/app.ts';
 import { SERVER_NODE_FLAGS } from '../src/node-flags.ts';
 import { connectPools, connectUrl, migrate, splitPool, type Sql } from '../src/db.ts';
 import { startEmbedded, type EmbeddedHandle } from '../src/embedded.ts';
-import { LOADER_CONNECTIONS, loadFiles } from '../src/load/loader.ts';
-import { ParsePool } from '../src/load/parallel.ts';
-import type { BulkChunkResult } from '../src/load/bulk-chunk.ts';
-import { ndjsonByteChunks } from '../src/load/sources.ts';
-import { registry } from '../src/registry/index.ts';
+import { LOADER_CONNECTIONS } from '../src/load/loader.ts';
 import { buildClasses, CLASS_NAMES, searchPath, type ClassName, type QueryClass } from './classes.ts';
 import {
   BENCH_DIR, diskPlan, existingDataset, formatBytes, freeBytes, generateDataset, incrementalSlice, sampleResources, scaleDir,
   type Dataset,
 } from './dataset.ts';
 import {
-  floorRun, hashName, httpOk, httpRun, loadGeneratorName, portInUse, probe, setOwnRoots, startChild, withCpu, type Child, type RunStats,
+  floorRun, hashName, httpOk, httpRun, loadGeneratorName, ownCpuJiffies, portInUse, probe, setOwnRoots, startChild, withCpu, type Child, type RunStats,
 } from './drive.ts';
+import { runLoadJob } from './load-child.ts';
 import { explainPage, floorDeps, prepareOps, type FloorOp } from './floor.ts';
 import { evaluateTargets, renderMarkdown, type BenchResult, type DeepWalk, type ClassResult, type LoadFigures } from './report.ts';
 
@@ -134,9 +132,10 @@ function parseOptions(argv: string[]): Options | undefined {
  * table created in the COPY's own transaction and the rows written FREEZE, as the bulk loader writes
  * its tables (with wal_level=minimal, the embedded default, neither goes through the WAL).
  */
-async function copyFloor(sql: Sql, ds: Dataset): Promise<LoadFigures & { tableBytes: number }> {
+async function copyFloor(sql: Sql, ds: Dataset, postmaster: number | undefined): Promise<LoadFigures & { tableBytes: number }> {
   await sql`drop table if exists bench_copy_floor`;
   await sql`checkpoint`;
+  const pg0 = postmaster === undefined ? undefined : ownCpuJiffies([postmaster]);
   const t0 = performance.now();
   await sql.begin(async (tx) => {
     await tx`create table bench_copy_floor (doc jsonb)`;
@@ -146,47 +145,15 @@ async function copyFloor(sql: Sql, ds: Dataset): Promise<LoadFigures & { tableBy
     }
   });
   const ms = performance.now() - t0;
+  const pg1 = postmaster === undefined ? undefined : ownCpuJiffies([postmaster]);
   const [{ n, bytes }] = await sql<{ n: string; bytes: string }[]>`
     select count(*) as n, pg_total_relation_size('bench_copy_floor') as bytes from bench_copy_floor`;
   await sql`drop table bench_copy_floor`;
   await sql`checkpoint`;
   const resources = Number(n);
   if (resources !== ds.totalResources) throw new Error(`COPY floor: ${resources} rows for ${ds.totalResources} resources`);
-  return { resources, bytes: ds.totalBytes, ms, rps: resources / (ms / 1000), tableBytes: Number(bytes) };
-}
-
-async function loaderRun(sql: Sql, files: string[], bulk: boolean, label: string): Promise<LoadFigures> {
-  let lastProgress = 0;
-  let lastLog = Date.now();
-  const t0 = performance.now();
-  const indexBuilds: Record<string, number> = {};
-  const s = await loadFiles(sql, registry, files, {
-    bulk,
-    onIndex: (name, ms) => {
-      indexBuilds[name] = ms;
-      log(`  ${label}: ${name} in ${(ms / 1000).toFixed(1)} s`);
-    },
-    batchSize: 1000,
-    onProgress: ({ entries }) => {
-      lastProgress = performance.now();
-      if (Date.now() - lastLog > 10_000) {
-        lastLog = Date.now();
-        log(`  ${label}: ${entries.toLocaleString('en-US')} entries, ${Math.round(entries / ((performance.now() - t0) / 1000)).toLocaleString('en-US')}/s`);
-      }
-    },
-    onReject: (where, reason) => log(`  ${label}: rejected ${where}: ${reason}`),
-  });
-  if (s.rejected) throw new Error(`${label}: ${s.rejected} entries rejected`);
-  const resources = s.inserted + s.updated;
-  return {
-    resources,
-    indexRows: s.indexRows,
-    ms: s.elapsedMs,
-    rps: resources / (s.elapsedMs / 1000),
-    indexRowsPerS: s.indexRows / (s.elapsedMs / 1000),
-    ingestMs: bulk ? lastProgress - t0 : undefined,
-    indexBuilds: bulk ? indexBuilds : undefined,
-  };
+  const cpu = pg0 === undefined || pg1 === undefined ? undefined : { pgMs: (pg1 - pg0) * 10 };
+  return { resources, bytes: ds.totalBytes, ms, rps: resources / (ms / 1000), tableBytes: Number(bytes), cpu };
 }
 
 function postmasterPid(pgdata: string): number | undefined {
@@ -196,43 +163,6 @@ function postmasterPid(pgdata: string): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * The bulk loader's CPU side alone, as it runs it (src/load/bulk-load.ts): NDJSON read in byte
- * chunks, turned into the COPY text of the five tables by its worker threads (JSON.parse,
- * validation, extraction, encoding); no database.
- */
-async function parseOnly(files: string[]): Promise<LoadFigures & { workers: number }> {
-  const workers = Math.min(2, os.availableParallelism());
-  const pool = new ParsePool(workers);
-  const t0 = performance.now();
-  let resources = 0;
-  let indexRows = 0;
-  let rid = 1;
-  try {
-    for (const f of files) {
-      const queue: Promise<BulkChunkResult>[] = [];
-      const take = async () => {
-        const r = await queue.shift()!;
-        if (r.others.length) throw new Error(`${r.others[0].where}: ${r.others[0].reason ?? 'not a resource of the COPY'}`);
-        resources += r.resources;
-        indexRows += r.indexRows;
-      };
-      for await (const c of ndjsonByteChunks(f)) {
-        const p = pool.bulk({ file: f, first: c.first, lines: c.lines, ridBase: rid, bytes: c.bytes }, c.owned);
-        p.catch(() => {});
-        queue.push(p);
-        rid += c.lines;
-        while (queue.length > workers * 4) await take();
-      }
-      while (queue.length) await take();
-    }
-  } finally {
-    await pool.close();
-  }
-  const ms = performance.now() - t0;
-  return { resources, indexRows, ms, rps: resources / (ms / 1000), indexRowsPerS: indexRows / (ms / 1000), workers };
 }
 
 async function databaseStats(sql: Sql): Promise<BenchResult['database'] & { resources: number }> {
@@ -432,17 +362,17 @@ async function main(): Promise<number> {
         return 1;
       }
       log(`COPY floor: ${ds.totalResources.toLocaleString('en-US')} lines into a one-column jsonb table`);
-      const copy = await copyFloor(main, ds);
+      const copy = await copyFloor(main, ds, postmaster);
       log(`  ${Math.round(copy.rps).toLocaleString('en-US')} resources/s (${(copy.ms / 1000).toFixed(1)} s)`);
       result.copyFloor = copy;
 
       log('loader without the database: read + parse + extract only');
-      result.parseOnly = await parseOnly(files);
+      result.parseOnly = await runLoadJob<LoadFigures & { workers: number }>({ kind: 'parse-only', files });
       result.parseOnly.ratioToCopy = result.parseOnly.rps / copy.rps;
       log(`  ${Math.round(result.parseOnly.rps).toLocaleString('en-US')} resources/s, ${Math.round(result.parseOnly.indexRowsPerS!).toLocaleString('en-US')} index rows/s`);
 
       log('bulk load with the loader');
-      const bulk = await loaderRun(main, files, true, 'bulk');
+      const bulk = await runLoadJob({ kind: 'load', url: mainUrl, files, bulk: true, label: 'bulk', postmaster });
       bulk.bytes = ds.totalBytes;
       bulk.ratioToCopy = bulk.rps / copy.rps;
       log(`  ${Math.round(bulk.rps).toLocaleString('en-US')} resources/s, ${Math.round(bulk.indexRowsPerS!).toLocaleString('en-US')} index rows/s (${(bulk.ms / 1000).toFixed(1)} s)`);
@@ -452,7 +382,7 @@ async function main(): Promise<number> {
         // CREATE DATABASE … TEMPLATE needs the source without sessions: our pool to it is closed first.
         await main.end({ timeout: 5 });
         pools.splice(pools.indexOf(main), 1);
-        result.incremental = await incremental(opts, ds, admin, mainUrl, copy.rps);
+        result.incremental = await incremental(opts, ds, admin, mainUrl, copy.rps, postmaster);
         main = connectUrl(mainUrl, { max: LOADER_CONNECTIONS });
         pools.push(main);
       } else {
@@ -466,12 +396,12 @@ async function main(): Promise<number> {
       const slice = await incrementalSlice(ds, opts.incremental);
       log(`COPY floor of the incremental slice: ${slice.count.toLocaleString('en-US')} lines`);
       const sliceDs: Dataset = { ...ds, files: ds.files.map((f) => ({ ...f, path: path.join(slice.dir, path.basename(f.path)) })), totalResources: slice.count, totalBytes: slice.bytes };
-      const copy = await copyFloor(main, sliceDs);
+      const copy = await copyFloor(main, sliceDs, postmaster);
       log(`  ${Math.round(copy.rps).toLocaleString('en-US')} resources/s (${(copy.ms / 1000).toFixed(1)} s)`);
       result.copyFloor = { ...copy, method: 'COPY of the incremental slice (this run loaded nothing else)' };
       await main.end({ timeout: 5 });
       pools.splice(pools.indexOf(main), 1);
-      result.incremental = await incremental(opts, ds, admin, mainUrl, copy.rps);
+      result.incremental = await incremental(opts, ds, admin, mainUrl, copy.rps, postmaster);
       main = connectUrl(mainUrl, { max: LOADER_CONNECTIONS });
       pools.push(main);
     }
@@ -488,7 +418,10 @@ async function main(): Promise<number> {
     loadavg['before the searches'] = la();
     const logFile = path.join(dir, 'server.log');
     log(`starting the server on 127.0.0.1:${opts.port} (log: ${logFile})`);
-    const startServer = () => startChild('src/server.ts', [], {
+    // The server as `npm start` runs it: its build (npm run build), with the same node flags.
+    const built = spawnSync('npm', ['run', 'build'], { encoding: 'utf8' });
+    if (built.status !== 0) throw new Error(`npm run build failed: ${built.stderr || built.stdout}`);
+    const startServer = () => startChild(path.join('dist', 'server.js'), [], {
       PORT: String(opts.port), HOST: '127.0.0.1', DATABASE_URL: mainUrl, RATE_LIMIT: '0', API_KEYS: BENCH_KEY,
       LOG_LEVEL: 'warn', LOAD_DEMO_DATA: 'false', CURSOR_SECRET,
     }, logFile, () => httpOk(`http://127.0.0.1:${opts.port}/ready`), 120_000, SERVER_NODE_FLAGS); // as `npm start` runs it
@@ -706,7 +639,7 @@ async function warmPaths(port: number, paths: string[], headers: Record<string, 
   return { done, ms: performance.now() - t0 };
 }
 
-async function incremental(opts: Options, ds: Dataset, admin: Sql, mainUrl: string, copyRps: number): Promise<LoadFigures | { skipped: string }> {
+async function incremental(opts: Options, ds: Dataset, admin: Sql, mainUrl: string, copyRps: number, postmaster: number | undefined): Promise<LoadFigures | { skipped: string }> {
   const slice = await incrementalSlice(ds, opts.incremental);
   log(`incremental load: ${slice.count.toLocaleString('en-US')} new resources (${(opts.incremental * 100).toFixed(0)} % slice, ids prefixed "b") on top of a copy of the loaded database`);
   const src = dbOf(mainUrl);
@@ -730,10 +663,10 @@ async function incremental(opts: Options, ds: Dataset, admin: Sql, mainUrl: stri
         and c.relname not like '%\\_rid' and c.relname <> 'resource_pkey'`; // key indexes only grow at their right edge
     log(`  prewarmed the copy's indexes: ${formatBytes(Number(blocks) * 8192)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     await sql`checkpoint`;
-    const fig = await loaderRun(sql, slice.files, false, 'incremental');
+    const fig = await runLoadJob({ kind: 'load', url: incrUrl, files: slice.files, bulk: false, label: 'incremental', postmaster });
     fig.bytes = slice.bytes;
     fig.ratioToCopy = fig.rps / copyRps;
-    fig.method = `${(opts.incremental * 100).toFixed(0)} % of every file (first lines, ids prefixed "b": inserts) loaded with \`loadFiles\` (batches of 1000) into a copy of the loaded database (CREATE DATABASE … TEMPLATE, its indexes prewarmed), indexes in place`;
+    fig.method = `${(opts.incremental * 100).toFixed(0)} % of every file (first lines, ids prefixed "b": inserts) loaded with \`loadFiles\` (batches of 1000), in a process of its own, into a copy of the loaded database (CREATE DATABASE … TEMPLATE, its indexes prewarmed), indexes in place`;
     log(`  ${Math.round(fig.rps).toLocaleString('en-US')} resources/s, ${Math.round(fig.indexRowsPerS!).toLocaleString('en-US')} index rows/s (${(fig.ms / 1000).toFixed(1)} s)`);
     return fig;
   } finally {

@@ -1,6 +1,6 @@
 /**
- * V8 flags the server runs with (`npm start` passes them to node; the benchmark starts the server
- * with them too; tests/docs.test.ts keeps the two in step).
+ * V8 flags the server runs with (`npm start` passes them to node with the server's build, dist/server.js;
+ * the benchmark starts that build with them too; tests/docs.test.ts keeps the two in step).
  *
  * A young generation of 64 MB instead of 16 MB: a search allocates tens of kilobytes that die with
  * its request, so the scavenger ran several times a second under load; with 64 MB it runs a quarter

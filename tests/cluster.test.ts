@@ -51,9 +51,17 @@ function get(port: number, path: string): Promise<{ status: number; body: string
   });
 }
 
-/** The real server as a child process; `ready(n)` waits for n "server ready" lines. */
+/**
+ * The real server as `npm start` runs it: its build (npm run build: dist/server.js, an esbuild
+ * bundle), as a child process; `ready(n)` waits for n "server ready" lines.
+ */
+let built = false;
 function startServer(t: { teardown(fn: () => unknown): void }, env: Record<string, string>) {
-  const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  if (!built) {
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
+    built = true;
+  }
+  const server = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', API_KEYS: KEY, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -78,9 +86,8 @@ t.test('two workers: shared cursor key, shared rate limit, a dead worker replace
   const proc = startServer(t, { WORKERS: '2', PORT: String(port), DATABASE_URL: db.url, RATE_LIMIT: '0', CURSOR_SECRET: '', DB_POOL_SIZE: '4' });
   const { server, exited } = proc;
   t.equal(await proc.ready(2), 2, 'two workers ready');
-  // The workers are the primary's children running src/server.ts; on a cold tsx cache the primary
-  // also has an esbuild service child, which is not a worker.
-  const workerPids = () => execFileSync('pgrep', ['-P', String(server.pid), '-f', 'src/server\\.ts'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+  // The workers are the primary's children running dist/server.js.
+  const workerPids = () => execFileSync('pgrep', ['-P', String(server.pid), '-f', 'dist/server\\.js'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
   t.equal(workerPids().length, 2, 'two worker processes');
 
   // Paging through every practitioner, one page of 3 per request, each on a new connection: the

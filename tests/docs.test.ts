@@ -26,5 +26,7 @@ t.test('npm start gives node the flags the server is measured with (src/node-fla
   const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   const start = pkg.scripts.start.split(/\s+/);
   for (const flag of SERVER_NODE_FLAGS) t.ok(start.includes(flag), `npm start: ${flag}`);
-  t.match(pkg.scripts.start, /--import tsx src\/server\.ts$/);
+  t.match(pkg.scripts.start, / dist\/server\.js$/, 'npm start runs the build');
+  t.match(pkg.scripts.prestart, /^npm run build$/, 'and builds it first');
+  t.match(pkg.scripts.build, /^esbuild src\/server\.ts src\/load\/parse-worker\.ts --bundle .*--outdir=dist\b/, 'from the sources');
 });
