@@ -8,7 +8,7 @@ import { FIXTURES, load } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
 import { BulkCopies, finishInterruptedBulk, rowsCommitted, startBulk } from '../src/load/bulk.ts';
 import { connectUrl } from '../src/db.ts';
-import { LOADER_CONNECTIONS, loadFiles } from '../src/load/loader.ts';
+import { LOADER_CONNECTIONS, loadFiles, loaderConnections } from '../src/load/loader.ts';
 import { registry } from '../src/registry/index.ts';
 
 /** The loader on a real database: every input form, idempotence, rejects, --strict, bulk, reruns. */
@@ -385,6 +385,26 @@ t.test('a pool of LOADER_CONNECTIONS (what the CLI opens) is enough for every ki
   t.equal(bulk.inserted, 2500, 'bulk');
   const again = await withTimeout(loadFiles(sql, registry, files, { workers: 2, batchSize: 500 }));
   t.equal(again.unchanged, 2500, 'incremental');
+});
+
+t.test('--concurrency above the default: the pool the CLI opens (loaderConnections) never waits for itself', async (t) => {
+  // Every batch (of one resource) brings a token system not interned yet: each batch transaction
+  // needs a second connection to intern it while it holds its own. With 12 batches at once on the
+  // default pool of 7 connections, all 7 were held by transactions waiting for an eighth.
+  const db = await testDatabase(t);
+  const concurrency = 12;
+  const sql = connectUrl(db.url, { max: loaderConnections(concurrency) });
+  t.teardown(() => sql.end({ timeout: 5 }));
+  const rows = Array.from({ length: 40 }, (_, i) => pra(`conc${i}`, 'Nom', { identifier: [{ system: `urn:test:system-${i}`, value: `v${i}` }] }));
+  const files = [await write('conc/a.ndjson', ndjson(rows))];
+  const loaded = await Promise.race([
+    loadFiles(sql, registry, files, { batchSize: 1, concurrency, workers: 0 }),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the load waited for a connection')), 60_000).unref()),
+  ]);
+  t.equal(loaded.inserted, 40);
+  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from token_system where uri like 'urn:test:system-%'`;
+  t.equal(n, 40, 'every system interned');
+  t.equal(loaderConnections(), LOADER_CONNECTIONS, 'the default needs no more than LOADER_CONNECTIONS');
 });
 
 t.test('index values with COPY specials and the system marker character round-trip exactly', async (t) => {

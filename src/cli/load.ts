@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db.ts';
 import { BulkRefused, finishInterruptedBulk } from '../load/bulk.ts';
-import { LOADER_CONNECTIONS, loadFiles } from '../load/loader.ts';
+import { DEFAULT_CONCURRENCY, loadFiles, loaderConnections } from '../load/loader.ts';
 import { expandPaths } from '../load/sources.ts';
 import { registry } from '../registry/index.ts';
 
@@ -15,7 +15,7 @@ Loads .json (a resource or a Bundle), .ndjson (one resource per line), optionall
                   (with --bulk: nothing of the whole load is written)
   --bulk          initial load into an empty database: rows by COPY, indexes built once at the end
   --batch-size N  resources per transaction (default 1000)
-  --concurrency N batches written at once (default 2)
+  --concurrency N batches written at once (default ${DEFAULT_CONCURRENCY})
   --workers N     threads that parse and extract NDJSON (default 2 above 16 MiB of NDJSON, else 0)
 Exit code: 0 all loaded, 2 some entries or files rejected, 1 failure.`;
 
@@ -32,7 +32,7 @@ async function main(): Promise<number> {
         strict: { type: 'boolean', default: false },
         bulk: { type: 'boolean', default: false },
         'batch-size': { type: 'string', default: '1000' },
-        concurrency: { type: 'string', default: '2' },
+        concurrency: { type: 'string', default: String(DEFAULT_CONCURRENCY) },
         workers: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -73,7 +73,7 @@ async function main(): Promise<number> {
   }
   const config = loadConfig();
   const totalBytes = (await Promise.all(files.map((f) => stat(f).then((s) => s.size)))).reduce((a, b) => a + b, 0);
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: LOADER_CONNECTIONS });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: loaderConnections(concurrency) });
   const tty = process.stderr.isTTY;
   const t0 = Date.now();
   try {
