@@ -18,17 +18,12 @@ import { ParsePool } from '../src/load/parallel.ts';
 import type { BulkChunkResult } from '../src/load/bulk-chunk.ts';
 import { ndjsonByteChunks } from '../src/load/sources.ts';
 import { registry } from '../src/registry/index.ts';
-import { ownCpuJiffies } from './drive.ts';
+import { treeCpuMs } from './drive.ts';
 import type { LoadFigures } from './report.ts';
 
 const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
-};
-/** CPU time of the postmaster's processes so far (ms; jiffies of 10 ms). */
-const pgCpuMs = (postmaster: number | undefined) => {
-  const j = postmaster === undefined ? undefined : ownCpuJiffies([postmaster]);
-  return j === undefined ? undefined : j * 10;
 };
 const minus = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : a - b);
 
@@ -46,7 +41,7 @@ async function loaderRun(url: string, files: string[], bulk: boolean, label: str
     let lastProgress = 0;
     let lastLog = Date.now();
     const cpu0 = cpuMs();
-    const pg0 = pgCpuMs(postmaster);
+    const pg0 = treeCpuMs(postmaster);
     // CPU when the last row was streamed: taken at every progress report (PostgreSQL's at most
     // every 200 ms: it reads /proc).
     let streamCpu = cpu0;
@@ -66,7 +61,7 @@ async function loaderRun(url: string, files: string[], bulk: boolean, label: str
         streamCpu = cpuMs();
         if (lastProgress - pgAt >= 200) {
           pgAt = lastProgress;
-          streamPg = pgCpuMs(postmaster);
+          streamPg = treeCpuMs(postmaster);
         }
         if (Date.now() - lastLog > 10_000) {
           lastLog = Date.now();
@@ -80,7 +75,7 @@ async function loaderRun(url: string, files: string[], bulk: boolean, label: str
     const cpu = {
       loaderMs: cpuMs() - cpu0,
       loaderStreamMs: bulk ? streamCpu - cpu0 : undefined,
-      pgMs: minus(pgCpuMs(postmaster), pg0),
+      pgMs: minus(treeCpuMs(postmaster), pg0),
       pgStreamMs: bulk ? minus(streamPg, pg0) : undefined,
     };
     return {

@@ -24,7 +24,7 @@ import {
   type Dataset,
 } from './dataset.ts';
 import {
-  floorRun, hashName, httpOk, httpRun, loadGeneratorName, ownCpuJiffies, portInUse, probe, setOwnRoots, startChild, withCpu, type Child, type RunStats,
+  floorRun, hashName, httpOk, httpRun, loadGeneratorName, portInUse, probe, setOwnRoots, startChild, treeCpuMs, withCpu, type Child, type RunStats,
 } from './drive.ts';
 import { runLoadJob } from './load-child.ts';
 import { explainPage, floorDeps, prepareOps, type FloorOp } from './floor.ts';
@@ -135,7 +135,7 @@ function parseOptions(argv: string[]): Options | undefined {
 async function copyFloor(sql: Sql, ds: Dataset, postmaster: number | undefined): Promise<LoadFigures & { tableBytes: number }> {
   await sql`drop table if exists bench_copy_floor`;
   await sql`checkpoint`;
-  const pg0 = postmaster === undefined ? undefined : ownCpuJiffies([postmaster]);
+  const pg0 = treeCpuMs(postmaster);
   const t0 = performance.now();
   await sql.begin(async (tx) => {
     await tx`create table bench_copy_floor (doc jsonb)`;
@@ -145,14 +145,14 @@ async function copyFloor(sql: Sql, ds: Dataset, postmaster: number | undefined):
     }
   });
   const ms = performance.now() - t0;
-  const pg1 = postmaster === undefined ? undefined : ownCpuJiffies([postmaster]);
+  const pg1 = treeCpuMs(postmaster);
   const [{ n, bytes }] = await sql<{ n: string; bytes: string }[]>`
     select count(*) as n, pg_total_relation_size('bench_copy_floor') as bytes from bench_copy_floor`;
   await sql`drop table bench_copy_floor`;
   await sql`checkpoint`;
   const resources = Number(n);
   if (resources !== ds.totalResources) throw new Error(`COPY floor: ${resources} rows for ${ds.totalResources} resources`);
-  const cpu = pg0 === undefined || pg1 === undefined ? undefined : { pgMs: (pg1 - pg0) * 10 };
+  const cpu = pg0 === undefined || pg1 === undefined ? undefined : { pgMs: pg1 - pg0 };
   return { resources, bytes: ds.totalBytes, ms, rps: resources / (ms / 1000), tableBytes: Number(bytes), cpu };
 }
 
