@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectUrl } from '../src/db.ts';
-import { LOADER_CONNECTIONS, loadFiles } from '../src/load/loader.ts';
+import { loadFiles, loaderConnections } from '../src/load/loader.ts';
 import { ParsePool } from '../src/load/parallel.ts';
 import type { BulkChunkResult } from '../src/load/bulk-chunk.ts';
 import { ndjsonByteChunks } from '../src/load/sources.ts';
@@ -36,7 +36,7 @@ const log = (msg: string) => process.stderr.write(`[${new Date().toISOString().s
 
 /** The loader (`loadFiles`, as `npm run load` calls it) on `url`; rejected entries fail the run. */
 async function loaderRun(url: string, files: string[], bulk: boolean, label: string, postmaster?: number): Promise<LoadFigures> {
-  const sql = connectUrl(url, { max: LOADER_CONNECTIONS });
+  const sql = connectUrl(url, { max: loaderConnections() }); // the pool `npm run load` opens
   try {
     let lastProgress = 0;
     let lastLog = Date.now();

@@ -174,6 +174,8 @@ function runRow(name: string, run: ClassRun, extra = ''): string {
   return `| ${name}${extra} | ${run.concurrency} | ${int(h.rps)} | ${f1(h.p50)} | ${f1(h.p99)} | ${f1(h.max)} | ${h.errors} | ${cpu} | ${busy(h)} | ${fl ? int(fl.rps) : '–'} | ${fl ? f1(fl.p50) : '–'} | ${fl ? f1(fl.p99) : '–'} | ${fl ? f1(fl.max) : '–'} | ${fl ? fl.errors : '–'} | ${busy(fl)} | ${ratio(run.ratio)} |`;
 }
 
+const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
 export function renderMarkdown(r: BenchResult): string {
   const L: string[] = [];
   const m = r.machine;
@@ -189,14 +191,13 @@ export function renderMarkdown(r: BenchResult): string {
   L.push('');
   L.push('## Dataset and database', '');
   const d = r.dataset;
-  L.push(`Seed ${d.seed}, ${d.reused ? 'reused from' : 'generated into'} \`${d.dir}\`${d.generateMs ? ` in ${(d.generateMs / 1000).toFixed(1)} s` : ''}: ` +
+  L.push(`Seed ${d.seed}, ${d.reused ? 'reused from' : 'generated into'} \`${d.dir}\`${d.generateMs ? ` in ${sec(d.generateMs)}` : ''}: ` +
     `${int(d.totalResources)} resources, ${gib(d.bytes)} of NDJSON (${Object.entries(d.counts).map(([k, v]) => `${k} ${int(v)}`).join(', ')}).`, '');
   L.push(`Database after the load: ${gib(r.database.sizeBytes)} (${Object.entries(r.database.tables).map(([k, v]) => `${k} ${mib(v)}`).join(', ')}); ` +
     `rows: ${Object.entries(r.database.rows).map(([k, v]) => `${k} ${int(v)}`).join(', ')}.`, '');
 
   L.push('## Load', '');
   L.push('| path | resources | time | resources/s | index rows/s | × COPY floor | how |', '|---|---|---|---|---|---|---|');
-  const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   // The CPU time a load took, and the wall time it needs at least on this machine's cores.
   const cpuText = (x: LoadFigures): string => {
     const c = x.cpu;
@@ -209,10 +210,10 @@ export function renderMarkdown(r: BenchResult): string {
     return ` CPU time: ${parts.join(', ')}; ${sec(all)} in all, at least ${sec(all / m.cpus)} of wall time on ${m.cpus} cores.`;
   };
   const lrow = (name: string, x: LoadFigures | undefined, how: string) =>
-    x && L.push(`| ${name} | ${int(x.resources)} | ${(x.ms / 1000).toFixed(1)} s | ${int(x.rps)} | ${int(x.indexRowsPerS)} | ${ratio(x.ratioToCopy)} | ${how}${cpuText(x)} |`);
+    x && L.push(`| ${name} | ${int(x.resources)} | ${sec(x.ms)} | ${int(x.rps)} | ${int(x.indexRowsPerS)} | ${ratio(x.ratioToCopy)} | ${how}${cpuText(x)} |`);
   lrow('COPY floor', r.copyFloor, `${r.copyFloor?.method ? `${r.copyFloor.method}: ` : ''}one \`COPY … (format csv, freeze)\` per file into a one-column jsonb table created in the same transaction (${r.copyFloor?.tableBytes ? gib(r.copyFloor.tableBytes) : ''})`);
   lrow('loader CPU only', r.parseOnly, `NDJSON read in byte chunks and turned into the COPY text of the five tables (JSON.parse, validation, extraction, encoding) as the bulk loader does it (${r.parseOnly?.workers ?? '?'} worker threads), in a process of its own, no database: the ceiling of the loader's CPU side`);
-  lrow('loader, bulk', r.bulk, `\`loadFiles(…, { bulk: true })\` (what \`npm run load -- --bulk\` runs), in a process of its own, into an empty database; rows streamed in ${r.bulk?.ingestMs ? `${(r.bulk.ingestMs / 1000).toFixed(1)} s` : '?'}, then indexes built + ANALYZE (rows written COPY FREEZE: no VACUUM)${r.bulk?.indexBuilds ? ` in ${((r.bulk.ms - (r.bulk.ingestMs ?? r.bulk.ms)) / 1000).toFixed(1)} s, two at a time: ${Object.entries(r.bulk.indexBuilds).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}` : ''}`);
+  lrow('loader, bulk', r.bulk, `\`loadFiles(…, { bulk: true })\` (what \`npm run load -- --bulk\` runs), in a process of its own, into an empty database; rows streamed in ${r.bulk?.ingestMs ? sec(r.bulk.ingestMs) : '?'}, then indexes built + ANALYZE (rows written COPY FREEZE: no VACUUM)${r.bulk?.indexBuilds ? ` in ${sec(r.bulk.ms - (r.bulk.ingestMs ?? r.bulk.ms))}, two at a time: ${Object.entries(r.bulk.indexBuilds).map(([k, v]) => `${k} ${sec(v)}`).join(', ')}` : ''}`);
   if (r.incremental && 'rps' in r.incremental) lrow('loader, incremental', r.incremental, r.incremental.method ?? '');
   else if (r.incremental) L.push(`| loader, incremental | – | – | – | – | – | skipped: ${r.incremental.skipped} |`);
   if (!r.copyFloor && !r.bulk) L.push('| (load skipped: --skip-load) | | | | | | |');
@@ -240,7 +241,7 @@ export function renderMarkdown(r: BenchResult): string {
   if (r.deepWalk) {
     const w = r.deepWalk;
     L.push('## Deep paging', '');
-    L.push(`Walked \`Practitioner?_total=none&_count=${w.pageSize}\` through ${w.pages} pages (${int(w.resources)} resources) in ${(w.totalMs / 1000).toFixed(1)} s, following the \`next\` links, one request at a time.`, '');
+    L.push(`Walked \`Practitioner?_total=none&_count=${w.pageSize}\` through ${w.pages} pages (${int(w.resources)} resources) in ${sec(w.totalMs)}, following the \`next\` links, one request at a time.`, '');
     L.push('| page | depth (resources before it) | latency during the walk |', '|---|---|---|');
     L.push(`| first | 0 | ${f1(w.firstPageMs)} ms |`);
     for (const x of w.depths) L.push(`| ${x.label} (page ${x.page}) | ${int(x.depth)} | ${f1(x.ms)} ms |`);

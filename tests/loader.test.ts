@@ -374,13 +374,15 @@ t.test('worker threads prepare NDJSON exactly as the main thread: same rows, sam
   t.same({ ...(await snapshot(bulk)), resource: undefined }, { ...(await snapshot(single)), resource: undefined }, 'bulk with workers: same index rows');
 });
 
+/** A load that waits for a connection its own pool holds never ends: fail it after a minute instead. */
+const withTimeout = <T>(p: Promise<T>) =>
+  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the load waited for a connection')), 60_000).unref())]);
+
 t.test('a pool of LOADER_CONNECTIONS (what the CLI opens) is enough for every kind of load', async (t) => {
   const db = await testDatabase(t);
   const sql = connectUrl(db.url, { max: LOADER_CONNECTIONS });
   t.teardown(() => sql.end({ timeout: 5 }));
   const files = [await write('pool/a.ndjson', ndjson(Array.from({ length: 2500 }, (_, i) => pra(`pool${i}`, `Nom${i % 7}`))))];
-  const withTimeout = <T>(p: Promise<T>) =>
-    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the load waited for a connection')), 60_000).unref())]);
   const bulk = await withTimeout(loadFiles(sql, registry, files, { bulk: true, workers: 2, batchSize: 500 }));
   t.equal(bulk.inserted, 2500, 'bulk');
   const again = await withTimeout(loadFiles(sql, registry, files, { workers: 2, batchSize: 500 }));
@@ -397,10 +399,7 @@ t.test('--concurrency above the default: the pool the CLI opens (loaderConnectio
   t.teardown(() => sql.end({ timeout: 5 }));
   const rows = Array.from({ length: 40 }, (_, i) => pra(`conc${i}`, 'Nom', { identifier: [{ system: `urn:test:system-${i}`, value: `v${i}` }] }));
   const files = [await write('conc/a.ndjson', ndjson(rows))];
-  const loaded = await Promise.race([
-    loadFiles(sql, registry, files, { batchSize: 1, concurrency, workers: 0 }),
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the load waited for a connection')), 60_000).unref()),
-  ]);
+  const loaded = await withTimeout(loadFiles(sql, registry, files, { batchSize: 1, concurrency, workers: 0 }));
   t.equal(loaded.inserted, 40);
   const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from token_system where uri like 'urn:test:system-%'`;
   t.equal(n, 40, 'every system interned');
