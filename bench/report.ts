@@ -108,6 +108,9 @@ const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;
 
 const runOf = (r: BenchResult, cls: string, c: number) => r.classes.find((x) => x.name === cls)?.runs.find((x) => x.concurrency === c);
 
+/** A load's CPU time in all (its loader's process and PostgreSQL), 0 when not measured. */
+const cpuMs = (x: LoadFigures): number => (x.cpu?.loaderMs ?? 0) + (x.cpu?.pgMs ?? 0);
+
 /** The targets of the issue (set for scale 1.0 on a 2-core machine), evaluated on this run. */
 export function evaluateTargets(r: BenchResult): Target[] {
   const out: Target[] = [];
@@ -115,9 +118,8 @@ export function evaluateTargets(r: BenchResult): Target[] {
   if (r.bulk && copy) {
     const x = r.bulk.rps / copy;
     // The best the load's CPU time allows: all of it spread over every core, no idle moment.
-    const c = r.bulk.cpu;
-    const least = c?.loaderMs !== undefined && c.pgMs !== undefined ? (c.loaderMs + c.pgMs) / r.machine.cpus : undefined;
-    const bound = least && r.copyFloor ? `; its CPU time allows ${ratio(r.copyFloor.ms / least)} × at best on ${r.machine.cpus} cores` : '';
+    const least = cpuMs(r.bulk) / r.machine.cpus;
+    const bound = least > 0 && r.copyFloor ? `; its CPU time allows ${ratio(r.copyFloor.ms / least)} × at best on ${r.machine.cpus} cores` : '';
     out.push({ name: 'bulk load', goal: '≥ 0.5 × COPY floor', measured: `${ratio(x)} × (${int(r.bulk.rps)} vs ${int(copy)} resources/s${bound})`, met: x >= 0.5 });
   } else out.push({ name: 'bulk load', goal: '≥ 0.5 × COPY floor', measured: 'not measured (--skip-load)', met: null });
   const inc = r.incremental && 'rps' in r.incremental ? r.incremental : undefined;
@@ -210,7 +212,7 @@ export function renderMarkdown(r: BenchResult): string {
     if (c.loaderMs !== undefined) parts.push(`loader ${sec(c.loaderMs)}${c.loaderStreamMs !== undefined ? ` (${sec(c.loaderStreamMs)} while streaming)` : ''}`);
     if (c.pgMs !== undefined) parts.push(`PostgreSQL ${sec(c.pgMs)}${c.pgStreamMs !== undefined ? ` (${sec(c.pgStreamMs)} while streaming)` : ''}`);
     if (!parts.length) return '';
-    const all = (c.loaderMs ?? 0) + (c.pgMs ?? 0);
+    const all = cpuMs(x);
     return ` CPU time: ${parts.join(', ')}; ${sec(all)} in all, at least ${sec(all / m.cpus)} of wall time on ${m.cpus} cores.`;
   };
   const lrow = (name: string, x: LoadFigures | undefined, how: string) =>
