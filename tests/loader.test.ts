@@ -190,6 +190,33 @@ t.test('bulk load into an empty database gives the same rows as the incremental 
   t.ok(next, 'the key sequence is past every key the bulk load assigned');
 });
 
+t.test('resources up to a page are stored uncompressed, by both loads; a larger one is still compressed and reads back whole', async (t) => {
+  // ~3 kB of JSON that pglz shrinks to a fraction: compressed before migration 007, whichever load wrote it.
+  const qualification = Array.from({ length: 16 }, (_, i) => ({ code: { coding: [{ system: 'https://mos.esante.gouv.fr/NOS/TRE_R48-DiplomeEtatFrancais/FHIR/TRE-R48-DiplomeEtatFrancais', code: `DE${i}` }] } }));
+  const mid = (id: string) => pra(id, 'Moyen', { qualification });
+  const big = pra('tc-big', 'Grand', { qualification: Array.from({ length: 80 }, () => qualification[0]) });
+  const stored = async (db: Database) =>
+    db.sql<{ id: string; bytes: number; compression: string | null; content: Record<string, unknown> }[]>`
+      select id, pg_column_size(content) as bytes, pg_column_compression(content) as compression, content - 'meta' as content
+      from resource order by id`;
+  for (const bulk of [false, true]) {
+    const db = await testDatabase(t);
+    await load(db, [await write(`toast/${bulk}.ndjson`, ndjson([mid('tc-1'), mid('tc-2'), big]))], { bulk });
+    const rows = await stored(db);
+    t.same(rows.map((r) => r.id), ['tc-1', 'tc-2', 'tc-big']);
+    for (const r of rows.slice(0, 2)) {
+      t.ok(r.bytes > 2100, `${bulk ? 'bulk' : 'incremental'}: ${r.id} takes ${r.bytes} bytes, over the 2 kB where PostgreSQL compresses by default`);
+      t.equal(r.compression, null, `${bulk ? 'bulk' : 'incremental'}: ${r.id} stored uncompressed`);
+      const { meta: _, ...written } = mid(r.id);
+      t.same(r.content, written, `${r.id} reads back as written`);
+    }
+    const [b] = rows.slice(2);
+    t.equal(b.compression, 'pglz', `${bulk ? 'bulk' : 'incremental'}: a resource larger than a page is still compressed`);
+    const [{ qualifications }] = await db.sql<{ qualifications: number }[]>`select jsonb_array_length(content->'qualification') as qualifications from resource where id = 'tc-big'`;
+    t.equal(qualifications, 80, 'and reads back whole');
+  }
+});
+
 t.test('a bulk load writes its rows frozen and all-visible: no VACUUM afterwards', async (t) => {
   const db = await testDatabase(t);
   const rows = Array.from({ length: 3000 }, (_, i) =>
