@@ -200,20 +200,21 @@ t.test('resources up to a page are stored uncompressed, by both loads; a larger 
       select id, pg_column_size(content) as bytes, pg_column_compression(content) as compression, content - 'meta' as content
       from resource order by id`;
   for (const bulk of [false, true]) {
+    const how = bulk ? 'bulk' : 'incremental';
     const db = await testDatabase(t);
-    await load(db, [await write(`toast/${bulk}.ndjson`, ndjson([mid('tc-1'), mid('tc-2'), big]))], { bulk });
+    await load(db, [await write(`toast/${how}.ndjson`, ndjson([mid('tc-1'), mid('tc-2'), big]))], { bulk });
     const rows = await stored(db);
     t.same(rows.map((r) => r.id), ['tc-1', 'tc-2', 'tc-big']);
     for (const r of rows.slice(0, 2)) {
-      t.ok(r.bytes > 2100, `${bulk ? 'bulk' : 'incremental'}: ${r.id} takes ${r.bytes} bytes, over the 2 kB where PostgreSQL compresses by default`);
-      t.equal(r.compression, null, `${bulk ? 'bulk' : 'incremental'}: ${r.id} stored uncompressed`);
+      t.ok(r.bytes > 2100, `${how}: ${r.id} takes ${r.bytes} bytes, over the 2 kB where PostgreSQL compresses by default`);
+      t.equal(r.compression, null, `${how}: ${r.id} stored uncompressed`);
       const { meta: _, ...written } = mid(r.id);
-      t.same(r.content, written, `${r.id} reads back as written`);
+      t.same(r.content, written, `${how}: ${r.id} reads back as written`);
     }
-    const [b] = rows.slice(2);
-    t.equal(b.compression, 'pglz', `${bulk ? 'bulk' : 'incremental'}: a resource larger than a page is still compressed`);
-    const [{ qualifications }] = await db.sql<{ qualifications: number }[]>`select jsonb_array_length(content->'qualification') as qualifications from resource where id = 'tc-big'`;
-    t.equal(qualifications, 80, 'and reads back whole');
+    // pglz, or lz4 on a server whose default_toast_compression says so.
+    t.not(rows[2].compression, null, `${how}: a resource larger than a page is still compressed`);
+    const { meta: _, ...written } = big;
+    t.same(rows[2].content, written, `${how}: and reads back whole`);
   }
 });
 
