@@ -10,6 +10,8 @@ import { BulkCopies, finishInterruptedBulk, rowsCommitted, startBulk } from '../
 import { connectUrl } from '../src/db.ts';
 import { LOADER_CONNECTIONS, loadFiles, loaderConnections } from '../src/load/loader.ts';
 import { registry } from '../src/registry/index.ts';
+import { CopyEncoder } from '../src/load/copy-encode.ts';
+import { preparePutRows } from '../src/store/write.ts';
 
 /** The loader on a real database: every input form, idempotence, rejects, --strict, bulk, reruns. */
 const dir = await mkdtemp(path.join(os.tmpdir(), 'loader-test-'));
@@ -190,6 +192,37 @@ t.test('bulk load into an empty database gives the same rows as the incremental 
   t.ok(next, 'the key sequence is past every key the bulk load assigned');
 });
 
+t.test('bulk (binary COPY) stores what the incremental load stores: lastUpdated as PostgreSQL reads the instant, escapes, non-ASCII text', async (t) => {
+  // Fractions beyond the microsecond round as PostgreSQL's text input rounds them (half to even),
+  // offsets are applied, and a fraction that rounds up carries into the next second.
+  const instants = [
+    '2024-05-06T07:08:09Z', '2024-05-06T07:08:09.1234565+02:00', '2024-12-31T23:59:59.9999996-05:30', '1999-12-31T23:59:59.0000005Z',
+    '2000-01-01T00:00:00.0000015Z', '1969-07-20T20:17:40.123456789Z', '0100-03-01T00:00:00+14:00', '9999-12-31T23:59:59.999999Z', '2024-02-29T12:00:00.5-00:30',
+  ];
+  const rows = instants.map((lastUpdated, i) =>
+    pra(`lu${i}`, ['O"Brien \\ tab\t', 'Zoë Ærø 漢字 😀', 'line\nbreak'][i % 3], { meta: { versionId: '1', lastUpdated } }),
+  );
+  rows.push(pra('lu-now', 'Sans date', { meta: {} })); // lastUpdated given by the loader
+  const file = await write('binary/a.ndjson', ndjson(rows) + `${JSON.stringify(pra('lu-raw', 'x')).replace('"x"', '"\\u00e9t\\u00e9 \\\\ \\"q\\""')}\n`);
+  const incremental = await testDatabase(t);
+  await load(incremental, [file]);
+  const stored = async (db: Database) =>
+    (await db.sql`select id, version_id, last_updated::text as at, content::text as content from resource where id <> 'lu-now' order by id`).map((r) => ({ ...r }));
+  for (const workers of [0, 2]) {
+    const bulk = await testDatabase(t);
+    const r = await load(bulk, [file], { bulk: true, workers });
+    t.same(r.rejects, []);
+    t.same(await stored(bulk), await stored(incremental), `workers ${workers}: the same rows`);
+    t.same({ ...(await snapshot(bulk)), resource: undefined }, { ...(await snapshot(incremental)), resource: undefined }, `workers ${workers}: the same index rows`);
+    const [{ n }] = await bulk.sql`select count(*)::int as n from resource where last_updated is distinct from (content->'meta'->>'lastUpdated')::timestamptz`;
+    t.equal(n, 0, 'last_updated is the instant of meta.lastUpdated, as PostgreSQL reads it');
+    const [{ at }] = await bulk.sql`select last_updated::text as at from resource where id = 'lu2'`;
+    t.equal(at, '2025-01-01 05:30:00+00', 'a fraction that rounds up carries into the next second');
+    const [raw] = await bulk.sql`select content->'name'->0->>'family' as family from resource where id = 'lu-raw'`;
+    t.equal(raw.family, 'été \\ "q"', 'escapes in the JSON text are read as JSON, not as COPY escapes');
+  }
+});
+
 t.test('resources up to a page are stored uncompressed, by both loads; a larger one is still compressed and reads back whole', async (t) => {
   // ~3 kB of JSON that pglz shrinks to a fraction: compressed before migration 007, whichever load wrote it.
   const qualification = Array.from({ length: 16 }, (_, i) => ({ code: { coding: [{ system: 'https://mos.esante.gouv.fr/NOS/TRE_R48-DiplomeEtatFrancais/FHIR/TRE-R48-DiplomeEtatFrancais', code: `DE${i}` }] } }));
@@ -259,8 +292,9 @@ t.test('a bulk load drops the indexes of the index tables (resource keeps its ke
   const messages: string[] = [];
   const restart = () => finishInterruptedBulk(db.sql, (m) => messages.push(m));
   const copyOne = async (copies: BulkCopies) => {
-    const resource = `1\tPractitioner\tcut1\t1\t2024-01-01T00:00:00Z\t{"resourceType":"Practitioner","id":"cut1"}\n`;
-    await copies.write([resource, '1\t1\t0\ttrue\n', '', '', ''].map((x) => new TextEncoder().encode(x)));
+    const enc = new CopyEncoder(new Map());
+    enc.add(1, preparePutRows(registry, { resourceType: 'Practitioner', id: 'cut1', meta: { lastUpdated: '2024-01-01T00:00:00Z' }, active: true }));
+    await copies.write(enc.take());
   };
   const count = async () => (await db.sql`select count(*)::int as n from resource`)[0].n as number;
 

@@ -45,6 +45,16 @@ export function parseFhirDate(text: string): DateRange | undefined {
   return { low, high };
 }
 
+/**
+ * An instant in epoch milliseconds as PostgreSQL's timestamptz text input takes it: ISO 8601, and a
+ * year past 9999 (the `high` of a value in the last millisecond, day or year of 9999) written
+ * `10000-…` — toISOString's `+010000-…` is refused ("time zone displacement out of range").
+ */
+export function pgTimestamp(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return iso.charCodeAt(0) === 43 ? iso.slice(1).replace(/^0+(?=\d{5})/, '') : iso;
+}
+
 /** A valid FHIR instant (full precision, with zone), as meta.lastUpdated must be. */
 export function isInstant(text: string): boolean {
   return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(text) && parseFhirDate(text) !== undefined;

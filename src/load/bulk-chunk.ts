@@ -7,7 +7,7 @@ import { prepare } from './prepare.ts';
 import { lineEntries } from './sources.ts';
 
 /**
- * One chunk of a bulk load: whole NDJSON lines in, the COPY text of the five tables out. Line i of
+ * One chunk of a bulk load: whole NDJSON lines in, the COPY data of the five tables out. Line i of
  * the chunk (0-based) is resource `ridBase + i`: keys are assigned before the lines are read, so
  * chunks are encoded in parallel and written in order (a blank, bad or Bundle line leaves its key
  * unused). Pure: it runs in a worker thread or, without workers, on the main thread.
@@ -46,7 +46,7 @@ export interface ChunkOther {
 
 export interface BulkChunkResult {
   id: number;
-  /** COPY text of resource, token_idx, string_idx, date_idx, reference_idx (UTF-8). */
+  /** COPY data of resource, token_idx, string_idx, date_idx, reference_idx (binary or UTF-8 text: COPY_BINARY). */
   tables: Uint8Array[];
   resources: number;
   indexRows: number;

@@ -5,7 +5,8 @@ import type { Registry } from '../registry/index.ts';
 import { addCounts, emptyCounts, loaderTx, preparePutRows, SystemIds, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { BulkCopies, endBulk, failBulk, rebuildIndexes, rowsCommitted, startBulk } from './bulk.ts';
 import { bulkChunk, type BulkChunkResult, type ChunkOther } from './bulk-chunk.ts';
-import { CopyEncoder, KeySet, keyHashes, SYSTEM_MARK } from './copy-encode.ts';
+import { COPY_BINARY, COPY_TABLES, CopyEncoder, KeySet, keyHashes, SYSTEM_MARK } from './copy-encode.ts';
+import { binaryRowsWithout } from './pg-binary.ts';
 import type { ParsePool } from './parallel.ts';
 import { prepare } from './prepare.ts';
 import { lineEntries, ndjsonByteChunks, ndjsonChunks, readEntries } from './sources.ts';
@@ -15,7 +16,7 @@ import { lineEntries, ndjsonByteChunks, ndjsonChunks, readEntries } from './sour
  * written by COPY with its key assigned up front, the index rows beside it, in the five FREEZE
  * transactions of src/load/bulk.ts; the indexes are built once at the end.
  *
- * NDJSON is cut into byte chunks that the worker threads turn into COPY text (src/load/bulk-chunk.ts);
+ * NDJSON is cut into byte chunks that the worker threads turn into COPY data (src/load/bulk-chunk.ts);
  * this thread only takes the results in input order, interns new token systems and writes. An id
  * that comes again (its first occurrence is already on its way into the COPY), a Bundle line's
  * entries and deletions are written after the bulk load, in input order, by the ordinary upsert:
@@ -41,7 +42,7 @@ const isNdjson = (file: string) => /\.ndjson(\.gz)?$/i.test(file);
 const utf8 = new TextEncoder();
 
 /** Removes the rows of the given keys from COPY text (every row starts with its resource's key). */
-function withoutRows(table: Uint8Array, rids: Set<string>): { bytes: Uint8Array; rows: number } {
+function textRowsWithout(table: Uint8Array, rids: Set<string>): { bytes: Uint8Array; rows: number } {
   const kept = Buffer.from(table.buffer, table.byteOffset, table.byteLength)
     .toString('utf8')
     .split('\n')
@@ -122,7 +123,7 @@ export async function bulkLoad(
       if (cut) {
         indexRows = 0;
         for (let t = 0; t < tables.length; t++) {
-          const x = withoutRows(tables[t], cut);
+          const x = (COPY_BINARY[COPY_TABLES[t]] ? binaryRowsWithout : textRowsWithout)(tables[t], cut);
           tables[t] = x.bytes;
           if (t === 0) resources = x.rows;
           else indexRows += x.rows;

@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type postgres from 'postgres';
 import type { Sql } from '../db.ts';
-import { COPY_COLUMNS, COPY_TABLES, type CopyTable } from './copy-encode.ts';
+import { COPY_BINARY, COPY_COLUMNS, COPY_TABLES, type CopyTable } from './copy-encode.ts';
+import { BINARY_HEADER, BINARY_TRAILER } from './pg-binary.ts';
 
 /**
  * The bulk path of an initial load into an empty database (src/load/bulk-load.ts drives it):
@@ -271,11 +272,13 @@ class CopySink {
   ) {}
 
   private async open(): Promise<Writable> {
-    const stream = await this.tx.unsafe(`copy ${this.table} (${COPY_COLUMNS[this.table]}) from stdin (freeze)`).writable();
+    const binary = COPY_BINARY[this.table];
+    const stream = await this.tx.unsafe(`copy ${this.table} (${COPY_COLUMNS[this.table]}) from stdin (${binary ? 'format binary, ' : ''}freeze)`).writable();
     this.finished = new Promise<void>((resolve, reject) => stream.once('finish', resolve).once('error', reject));
     this.finished.catch(() => {}); // awaited in close()
     this.stream = stream;
     this.bytes = 0;
+    if (binary) stream.write(BINARY_HEADER);
     return stream;
   }
 
@@ -292,7 +295,7 @@ class CopySink {
     const stream = this.stream;
     if (!stream) return;
     this.stream = undefined;
-    stream.end();
+    stream.end(COPY_BINARY[this.table] ? BINARY_TRAILER : undefined);
     await this.finished;
   }
 
