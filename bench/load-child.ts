@@ -95,7 +95,7 @@ async function loaderRun(url: string, files: string[], bulk: boolean, label: str
 
 /**
  * The bulk loader's CPU side alone, as it runs it (src/load/bulk-load.ts): NDJSON read in byte
- * chunks, turned into the COPY text of the five tables by its worker threads (JSON.parse,
+ * chunks, turned into the COPY data of the five tables by its worker threads (JSON.parse,
  * validation, extraction, encoding); no database.
  */
 async function parseOnly(files: string[]): Promise<LoadFigures & { workers: number }> {

@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmbedded, type EmbeddedHandle, type Profile } from './embedded.ts';
+import { pgTimestamp } from './fhir/date.ts';
 
 export type Sql = postgres.Sql<{}>;
 export type Db = Sql | postgres.TransactionSql<{}>;
@@ -74,6 +75,19 @@ export interface ConnectUrlOptions {
   plans?: 'custom' | 'generic';
 }
 
+/**
+ * postgres.js's handler of dates, but with a year past 9999 written as PostgreSQL reads it
+ * (pgTimestamp): toISOString's `+010000-…` was refused, and a search whose range ends after 9999
+ * (`_lastUpdated=9999`) answered 500. A Date stays a parameter typed timestamptz, a constant to the
+ * planner (a text cast to timestamptz would not be: the cast is only stable).
+ */
+const TIMESTAMPTZ = {
+  to: 1184,
+  from: [1082, 1114, 1184],
+  serialize: (x: Date | string | number) => pgTimestamp((x instanceof Date ? x : new Date(x)).getTime()),
+  parse: (x: string) => new Date(x),
+};
+
 export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
   const u = new URL(url);
   const tcp = !u.searchParams.has('host') && u.hostname !== '';
@@ -81,6 +95,7 @@ export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
     max: opts.max ?? 10,
     onnotice: () => {},
     ...(tcp ? { socket: noDelaySocket as never } : {}),
+    types: { date: TIMESTAMPTZ } as never,
     connection: {
       plan_cache_mode: opts.plans === 'generic' ? 'force_generic_plan' : 'force_custom_plan',
       ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),

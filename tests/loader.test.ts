@@ -1,4 +1,5 @@
 import t from 'tap';
+import type postgres from 'postgres';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import os from 'node:os';
@@ -6,7 +7,7 @@ import path from 'node:path';
 import type { Database } from '../src/db.ts';
 import { FIXTURES, load } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
-import { BulkCopies, finishInterruptedBulk, rowsCommitted, startBulk } from '../src/load/bulk.ts';
+import { BulkCopies, failBulk, finishInterruptedBulk, rowsCommitted, startBulk } from '../src/load/bulk.ts';
 import { connectUrl } from '../src/db.ts';
 import { LOADER_CONNECTIONS, loadFiles, loaderConnections } from '../src/load/loader.ts';
 import { registry } from '../src/registry/index.ts';
@@ -335,6 +336,38 @@ t.test('a bulk load drops the indexes of the index tables (resource keeps its ke
   t.equal(await count(), 1, 'committed rows are kept');
   t.same(await indexDefinitions(db), defined);
   t.equal((await db.sql`select count(*)::int as n from resource where type = 'Practitioner' and id = 'cut1'`)[0].n, 1, 'and found through the rebuilt index');
+});
+
+t.test('a COPY that PostgreSQL refuses ends with its error (it used to wait for ever), and the bulk load leaves nothing', async (t) => {
+  const db = await testDatabase(t);
+  // postgres.js's COPY stream: the refusal comes as an 'error', not as a 'finish' that never came.
+  const copyText = (tx: postgres.TransactionSql, text: string) =>
+    (async () => {
+      const w = await tx.unsafe('copy date_idx (rid, param, low, high) from stdin').writable();
+      const done = new Promise<void>((resolve, reject) => w.once('finish', resolve).once('error', reject));
+      w.end(text);
+      await done;
+    })();
+  await t.rejects(db.sql.begin((tx) => copyText(tx, '1\t1\tnot a date\t2024-01-01T00:00:00Z\n')), /invalid input syntax for type timestamp/);
+  await t.rejects(db.sql.begin((tx) => copyText(tx, '1\t1\t+010000-01-01T00:00:00.000Z\t2024-01-01T00:00:00Z\n')), /out of range/);
+  // The bulk load's streams (binary and text): a refused row fails the commit, and nothing stays.
+  const session = await startBulk(db.sql);
+  const copies = await BulkCopies.open(db.sql);
+  const enc = new CopyEncoder(new Map());
+  enc.add(1, preparePutRows(registry, pra('refused', 'Refus')));
+  const tables = enc.take();
+  tables[1] = new TextEncoder().encode('not a key\t1\t0\tx\n');
+  await t.rejects(
+    (async () => {
+      await copies.write(tables);
+      await copies.commit();
+    })(),
+    /invalid input syntax for type bigint/,
+  );
+  await failBulk(db.sql, session);
+  t.equal((await db.sql`select count(*)::int as n from resource`)[0].n, 0, 'no resource was written');
+  t.equal((await db.sql`select count(*)::int as n from date_idx`)[0].n, 0, 'nor an index row');
+  t.same(await indexDefinitions(db), await indexDefinitions(await testDatabase(t)), 'and the indexes are back');
 });
 
 t.test('bulk: NDJSON Bundle lines, deletions and ids that come again are written in input order', async (t) => {

@@ -389,6 +389,18 @@ t.test('_lastUpdated: day precision, every prefix', (t) =>
     ['Practitioner?_lastUpdated=lt2024-03-16', range(0, 14)],
   ]));
 
+t.test('_lastUpdated at the end of year 9999: the range ends in year 10000, which PostgreSQL takes (was a 500)', (t) =>
+  table(t, [
+    ['Practitioner?_lastUpdated=9999', []],
+    ['Practitioner?_lastUpdated=9999-12-31', []],
+    ['Practitioner?_lastUpdated=9999-12-31T23:59:59.999Z', []],
+    ['Practitioner?_lastUpdated=lt9999-12-31', ALL],
+    ['Practitioner?_lastUpdated=le9999', ALL],
+    ['Practitioner?_lastUpdated=ne9999', ALL],
+    ['Practitioner?_lastUpdated=gt9999', []],
+    ['Practitioner?_lastUpdated=eb9999', ALL],
+  ]));
+
 t.test('_lastUpdated: year and month precision', (t) =>
   table(t, [
     ['Practitioner?_lastUpdated=2022', []],

@@ -1,5 +1,4 @@
 import type { Sql } from '../db.ts';
-import { pgTimestamp } from './date.ts';
 import { normalize, prefixUpperBound } from './normalize.ts';
 import type { Condition, DateValue, SearchRequest, TokenValue } from './search-request.ts';
 import { ident, join, sql, type Statement } from './statement.ts';
@@ -68,10 +67,8 @@ function stringValues(ctx: CompileContext, mode: 'prefix' | 'exact' | 'contains'
 
 /** The FHIR prefixes on [low, high) ranges (docs/fhir-search §3.2). */
 function dateValue(ctx: CompileContext, v: DateValue): Statement {
-  // Sent as text and cast by PostgreSQL: a Date, or a parameter typed timestamptz, would be
-  // serialised with toISOString, which PostgreSQL refuses past 9999 (see pgTimestamp).
-  const lo = sql`${pgTimestamp(v.low)}::text::timestamptz`;
-  const hi = sql`${pgTimestamp(v.high)}::text::timestamptz`;
+  const lo = new Date(v.low);
+  const hi = new Date(v.high);
   switch (v.prefix) {
     case 'eq': return sql`(d.low >= ${lo} and d.high <= ${hi})`;
     case 'ne': return sql`(d.low < ${lo} or d.high > ${hi})`;

@@ -41,7 +41,7 @@ class StrictFailure extends Error {}
 const isNdjson = (file: string) => /\.ndjson(\.gz)?$/i.test(file);
 const utf8 = new TextEncoder();
 
-/** Removes the rows of the given keys from COPY text (every row starts with its resource's key). */
+/** Removes the rows of the given keys from a table's COPY text (every row starts with its resource's key). */
 function textRowsWithout(table: Uint8Array, rids: Set<string>): { bytes: Uint8Array; rows: number } {
   const kept = Buffer.from(table.buffer, table.byteOffset, table.byteLength)
     .toString('utf8')

@@ -360,11 +360,14 @@ export class BulkCopies {
 
   /** Ends the COPY statements and commits the five transactions. */
   async commit(): Promise<void> {
-    try {
-      await Promise.all(this.sinks.map((s) => s.close()));
-    } catch (err) {
-      await this.abort(err as Error);
-      throw err;
+    // Every COPY ended (finished or refused) before any transaction is told to roll back: a ROLLBACK
+    // issued while another table's COPY is still ending is refused by postgres.js (a query during a
+    // COPY), and that transaction stayed open, holding its table's lock.
+    const closed = await Promise.allSettled(this.sinks.map((s) => s.close()));
+    const refused = closed.find((c) => c.status === 'rejected');
+    if (refused) {
+      await this.abort(refused.reason as Error);
+      throw refused.reason;
     }
     this.barrier.resolve();
     await Promise.all(this.committed);

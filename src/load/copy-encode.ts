@@ -68,7 +68,7 @@ export function systemMark(pending: string[], uri: string): string {
 }
 
 /**
- * A growing byte buffer for COPY text: ASCII and UTF-8 written in place (no string concatenation to
+ * A growing byte buffer for COPY data: ASCII and UTF-8 written in place (no string concatenation to
  * flatten and encode afterwards) and byte ranges copied as they are.
  */
 export class ByteBuilder {

@@ -8,7 +8,7 @@ import { lineEntries } from './sources.ts';
  * A loader worker thread (src/load/parallel.ts). Two kinds of work:
  * - `lines`: parses, validates and extracts chunks of NDJSON lines exactly as the main thread would
  *   (lineEntries + prepare) and sends the entries back (incremental loads);
- * - `bulk`: turns a chunk of raw NDJSON bytes into the COPY text of the five tables, keys assigned
+ * - `bulk`: turns a chunk of raw NDJSON bytes into the COPY data of the five tables, keys assigned
  *   (src/load/bulk-chunk.ts), and sends the bytes back without a copy (bulk loads).
  */
 export interface ChunkRequest {
