@@ -68,8 +68,10 @@ export function bulkChunk(registry: Registry, systems: ReadonlyMap<string, numbe
     let end = bytes.indexOf(10, start);
     if (end < 0) end = bytes.length;
     const line = bytes.toString('utf8', start, end);
-    // The text lineEntries parses: without a byte order mark on a file's first line.
-    const raw = { bytes, start: m.first + i === 1 && line.charCodeAt(0) === 0xfeff ? start + 3 : start, end };
+    // The text lineEntries parses: without a byte order mark on a file's first line. A line with
+    // bytes that are not UTF-8 (decoded as U+FFFD, as the incremental load stores them) is written
+    // from its text: its raw bytes would make PostgreSQL refuse the whole COPY.
+    const raw = line.includes('\uFFFD') ? undefined : { bytes, start: m.first + i === 1 && line.charCodeAt(0) === 0xfeff ? start + 3 : start, end };
     start = end + 1;
     for (const entry of lineEntries(m.file, m.first + i, line)) {
       if (entry.kind === 'resource' && entry.text !== undefined) {
