@@ -367,6 +367,7 @@ t.test('a COPY that PostgreSQL refuses ends with its error (it used to wait for 
   await t.rejects(db.sql.begin((tx) => copyText(tx, '1\t1\tnot a date\t2024-01-01T00:00:00Z\n')), /invalid input syntax for type timestamp/);
   await t.rejects(db.sql.begin((tx) => copyText(tx, '1\t1\t+010000-01-01T00:00:00.000Z\t2024-01-01T00:00:00Z\n')), /out of range/);
   // The bulk load's streams (binary and text): a refused row fails the commit, and nothing stays.
+  const defined = await indexDefinitions(db);
   const session = await startBulk(db.sql);
   const copies = await BulkCopies.open(db.sql);
   const enc = new CopyEncoder(new Map());
@@ -383,7 +384,7 @@ t.test('a COPY that PostgreSQL refuses ends with its error (it used to wait for 
   await failBulk(db.sql, session);
   t.equal((await db.sql`select count(*)::int as n from resource`)[0].n, 0, 'no resource was written');
   t.equal((await db.sql`select count(*)::int as n from date_idx`)[0].n, 0, 'nor an index row');
-  t.same(await indexDefinitions(db), await indexDefinitions(await testDatabase(t)), 'and the indexes are back');
+  t.same(await indexDefinitions(db), defined, 'and the indexes are back');
 });
 
 t.test('bulk: NDJSON Bundle lines, deletions and ids that come again are written in input order', async (t) => {

@@ -1,3 +1,5 @@
+import { parseFhirDate } from '../fhir/date.ts';
+
 /**
  * PostgreSQL's binary COPY format (https://www.postgresql.org/docs/current/sql-copy.html, "Binary
  * Format"), as far as the bulk load writes it (src/load/copy-encode.ts COPY_BINARY): a header, then
@@ -19,8 +21,6 @@ export function pgMicrosOfMs(ms: number): bigint {
   return BigInt(ms - PG_EPOCH_S * 1000) * 1000n;
 }
 
-const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
-
 /** Rounds half to even, as C's rint() in the default rounding mode. */
 function rint(x: number): number {
   const r = Math.round(x);
@@ -29,20 +29,18 @@ function rint(x: number): number {
 
 /**
  * A FHIR instant (validated: src/fhir/date.ts isInstant) as PostgreSQL's microseconds, exactly as
- * its text input reads it: the seconds' fraction parsed as a double and rounded to the microsecond
- * with rint (ParseFractionalSecond), so a value that has more digits than a microsecond is stored
- * as it would be through COPY text.
+ * its text input reads it: the whole second from parseFhirDate (zone applied), the fraction parsed
+ * as a double and rounded to the microsecond with rint (ParseFractionalSecond), so a value with
+ * more digits than a microsecond is stored as it would be through COPY text.
  */
 export function pgMicrosOfInstant(text: string): bigint {
-  const m = INSTANT.exec(text);
-  if (!m) throw new RangeError(`not a FHIR instant: ${JSON.stringify(text)}`);
-  const d = new Date(0);
-  d.setUTCFullYear(+m[1], +m[2] - 1, +m[3]);
-  d.setUTCHours(+m[4], +m[5], +m[6], 0);
-  let seconds = d.getTime() / 1000 - PG_EPOCH_S;
-  if (m[8]) seconds -= (m[8] === '-' ? -1 : 1) * (+m[9] * 3600 + +m[10] * 60);
-  const micros = m[7] ? rint(Number(m[7]) * 1e6) : 0;
-  return BigInt(seconds) * 1_000_000n + BigInt(micros);
+  const range = parseFhirDate(text);
+  if (!range) throw new RangeError(`not a FHIR instant: ${JSON.stringify(text)}`);
+  // low is the whole second plus the fraction's first three digits: zones are whole minutes.
+  const seconds = Math.floor(range.low / 1000);
+  const fraction = /\.(\d+)/.exec(text);
+  const micros = fraction ? rint(Number(`0.${fraction[1]}`) * 1e6) : 0;
+  return BigInt(seconds - PG_EPOCH_S) * 1_000_000n + BigInt(micros);
 }
 
 /**
