@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Database } from '../src/db.ts';
 import { FIXTURES, load } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
-import { BulkCopies, failBulk, finishInterruptedBulk, rowsCommitted, startBulk } from '../src/load/bulk.ts';
+import { BulkCopies, buildMemory, failBulk, finishInterruptedBulk, rowsCommitted, startBulk } from '../src/load/bulk.ts';
 import { connectUrl } from '../src/db.ts';
 import { LOADER_CONNECTIONS, loadFiles, loaderConnections } from '../src/load/loader.ts';
 import { registry } from '../src/registry/index.ts';
@@ -298,6 +298,29 @@ t.test('a bulk load turns autovacuum off while rows stream in, and on again when
   t.same(await off(), [], 'and gives the tables back to autovacuum');
   await load(db, [await write('av/a.ndjson', ndjson([pra('av1', 'Auto')]))], { bulk: true });
   t.same(await off(), [], 'a complete bulk load ends with autovacuum on');
+});
+
+t.test('index builds: B-trees sort in 8 MB runs, the GIN trigram index gets the large memory (never less than the server\'s)', async (t) => {
+  const db = await testDatabase(t);
+  const indexes = await db.sql<{ name: string; definition: string }[]>`
+    select indexrelid::regclass::text as name, pg_get_indexdef(indexrelid) as definition from pg_index
+    where indrelid in ('token_idx'::regclass, 'string_idx'::regclass, 'date_idx'::regclass, 'reference_idx'::regclass)`;
+  t.equal(indexes.length, 11);
+  const conn = await db.sql.reserve();
+  try {
+    const [{ server }] = await conn<{ server: string }[]>`select pg_size_bytes(current_setting('maintenance_work_mem'))::text as server`;
+    const [{ limit }] = await conn<{ limit: string }[]>`
+      select greatest(${server}::bigint, least(pg_size_bytes('3GB'), pg_size_bytes(current_setting('shared_buffers')) / 2))::text as limit`;
+    for (const { name, definition } of indexes) {
+      await conn.unsafe(buildMemory(definition));
+      const [{ bytes }] = await conn<{ bytes: string }[]>`select pg_size_bytes(current_setting('maintenance_work_mem'))::text as bytes`;
+      // sql/004: string_idx_trgm is the one GIN index of the schema
+      t.equal(bytes, name === 'string_idx_trgm' ? limit : String(8 << 20), name);
+    }
+  } finally {
+    await conn`reset maintenance_work_mem`;
+    conn.release();
+  }
 });
 
 t.test('a bulk load drops the indexes of the index tables (resource keeps its keys), and an interruption is put right at the next start', async (t) => {

@@ -199,8 +199,8 @@ export async function endBulk(sql: Sql, session: BulkSession): Promise<void> {
  * comparisons miss the CPU cache at each step, and an external sort of small runs (each sorted
  * within the cache) merged afterwards costs less than half as much. Measured on the 2-core machine
  * of the guide (32 MB of L3), token_idx (param, code, rid) include (sys) over 36.7 M rows (national
- * size): 97.2 s with 3 GB (one in-memory sort), 70.8 s with 64 MB, 61.0 s with 16 MB, 54.4 s with
- * 4 MB and 53.8 s with 8 MB, two builds at once as slow as one. 8 MB keeps the merge to two passes.
+ * size): 97.2 s with 3 GB (one in-memory sort), 70.8 s with 64 MB, 61.0 s with 16 MB, 53.8 s with
+ * 8 MB and 54.4 s with 4 MB; beside the build of token_idx (param, sys, rid), as fast as alone.
  *
  * A GIN build gathers its entries in memory and writes them out whenever the memory is full: more
  * memory is faster (string_idx at a quarter of national size: 11.3 s with 4 MB, 9.6 s with 64 MB
@@ -212,6 +212,12 @@ const GIN_MEMORY = `select set_config('maintenance_work_mem', (greatest(
     pg_size_bytes(current_setting('maintenance_work_mem')),
     least(pg_size_bytes('3GB'), pg_size_bytes(current_setting('shared_buffers')) / 2)) / 1024)::bigint::text || 'kB', false)`;
 
+/** An index definition as pg_get_indexdef writes it ("… USING gin (…)"). */
+const isGin = (definition: string) => / USING gin /i.test(definition);
+
+/** The statement that sets maintenance_work_mem for building the index of `definition`. */
+export const buildMemory = (definition: string): string => (isGin(definition) ? GIN_MEMORY : SORT_MEMORY);
+
 type Task = (conn: postgres.ReservedSql) => Promise<unknown>;
 
 /**
@@ -222,7 +228,7 @@ type Task = (conn: postgres.ReservedSql) => Promise<unknown>;
 export async function rebuildIndexes(sql: Sql, onIndex?: (name: string, ms: number) => void): Promise<number> {
   const defs = await sql<{ index_name: string; definition: string; bytes: string }[]>`
     select s.index_name, s.definition, coalesce(pg_table_size(to_regclass(s.table_name)), 0)::text as bytes from load_state s`;
-  const weight = (d: (typeof defs)[number]) => Number(d.bytes) * (/ USING gin /i.test(d.definition) ? 2 : 1);
+  const weight = (d: (typeof defs)[number]) => Number(d.bytes) * (isGin(d.definition) ? 2 : 1);
   const builds: Task[] = defs
     .sort((a, b) => weight(b) - weight(a))
     .map((d) => async (conn) => {
@@ -230,7 +236,7 @@ export async function rebuildIndexes(sql: Sql, onIndex?: (name: string, ms: numb
       const [{ exists }] = await conn<{ exists: boolean }[]>`
         select exists (select 1 from pg_class where relnamespace = current_schema()::regnamespace and relname = ${d.index_name}) as exists`;
       if (!exists) {
-        await conn.unsafe(/ USING gin /i.test(d.definition) ? GIN_MEMORY : SORT_MEMORY);
+        await conn.unsafe(buildMemory(d.definition));
         for (const statement of d.definition.split(';\n')) await conn.unsafe(statement);
       } else if (d.definition.includes(';\n')) {
         // Interrupted between the index and its constraint: the constraint may be missing.
