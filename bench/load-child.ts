@@ -18,6 +18,7 @@ import { ParsePool } from '../src/load/parallel.ts';
 import type { BulkChunkResult } from '../src/load/bulk-chunk.ts';
 import { ndjsonByteChunks } from '../src/load/sources.ts';
 import { registry } from '../src/registry/index.ts';
+import { LOADER_NODE_FLAGS } from '../src/node-flags.ts';
 import { treeCpuMs } from './drive.ts';
 import type { LoadFigures } from './report.ts';
 
@@ -134,7 +135,7 @@ async function parseOnly(files: string[]): Promise<LoadFigures & { workers: numb
 export function runLoadJob<T extends LoadFigures>(job: LoadJob): Promise<T> {
   const entry = fileURLToPath(import.meta.url);
   return new Promise<T>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry, JSON.stringify(job)], {
+    const child = spawn(process.execPath, [...LOADER_NODE_FLAGS, '--import', 'tsx', entry, JSON.stringify(job)], {
       cwd: path.resolve(path.dirname(entry), '..'),
       stdio: ['ignore', 'pipe', 'inherit'],
     });

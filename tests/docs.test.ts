@@ -21,6 +21,17 @@ t.test('docs/search-parameters.md is generated from the registry and up to date'
   t.equal(readFileSync(path.join(ROOT, 'docs', 'search-parameters.md'), 'utf8'), parameterDocs(), 'run npm run docs');
 });
 
+t.test('npm run load gives node the flags the loader is measured with (src/node-flags.ts)', async (t) => {
+  const { LOADER_NODE_FLAGS } = await import('../src/node-flags.ts');
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const load = pkg.scripts.load.split(/\s+/);
+  t.ok(LOADER_NODE_FLAGS.length > 0);
+  for (const flag of LOADER_NODE_FLAGS) t.ok(load.includes(flag), `npm run load: ${flag}`);
+  t.match(pkg.scripts.load, /^node .* src\/cli\/load\.ts$/, 'runs the CLI');
+  const child = readFileSync(path.join(ROOT, 'bench', 'load-child.ts'), 'utf8');
+  t.match(child, /spawn\(process\.execPath, \[\.\.\.LOADER_NODE_FLAGS,/, "and the benchmark's load processes get them too");
+});
+
 t.test('npm start gives node the flags the server is measured with (src/node-flags.ts)', async (t) => {
   const { SERVER_NODE_FLAGS } = await import('../src/node-flags.ts');
   const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
