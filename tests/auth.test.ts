@@ -162,6 +162,29 @@ t.test('a key revoked elsewhere stops working within the cache TTL, a new key wo
   t.equal((await send(app2, url, later.key)).statusCode, 200);
 });
 
+t.test('KeyStore.cached: only keys verified against the current, fresh copy', async (t) => {
+  let clock = 5_000_000;
+  const store = new KeyStore(db.sql, { ttlMs: 30_000, missRefreshMs: 1_000, now: () => clock });
+  const { key } = await createKey(db.sql, { name: 'cached-1' });
+  const unknownKey = generateKey();
+  t.equal(store.cached(key), undefined, 'nothing before a verification');
+  t.equal((await store.verify(key))?.name, 'cached-1');
+  t.equal(store.cached(key)?.name, 'cached-1', 'then known without a promise');
+  t.equal(await store.verify(unknownKey), undefined);
+  t.equal(store.cached(unknownKey), undefined, 'an unknown key is never remembered');
+  clock += 30_000;
+  t.equal(store.cached(key), undefined, 'not once the copy is as old as the TTL');
+  await revokeKey(db.sql, 'cached-1'); // elsewhere: seen at the reload
+  t.equal(await store.verify(key), undefined, 'the reload drops it');
+  t.equal(store.cached(key), undefined);
+  const second = await store.create({ name: 'cached-2' });
+  t.equal((await store.verify(second.key))?.name, 'cached-2');
+  t.equal(store.cached(second.key)?.name, 'cached-2');
+  await store.revoke('cached-2'); // through this store: at once
+  t.equal(store.cached(second.key), undefined, 'a revocation through the store forgets it at once');
+  t.equal(await store.verify(second.key), undefined);
+});
+
 t.test('keys that cannot be loaded: 503, not let through', async (t) => {
   const broken = postgres(db.url, { max: 1, onnotice: () => {}, connection: { search_path: 'no_such_schema' } });
   t.teardown(() => broken.end({ timeout: 1 }));

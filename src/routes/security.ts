@@ -45,11 +45,16 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
-const verified = new WeakMap<FastifyRequest, VerifiedKey>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The key the request was authenticated with (null on open endpoints): src/routes/security.ts. */
+    apiKey: VerifiedKey | null;
+  }
+}
 
 /** The key a request was authenticated with (undefined on open endpoints). */
 export function requestKey(req: FastifyRequest): VerifiedKey | undefined {
-  return verified.get(req);
+  return req.apiKey ?? undefined;
 }
 
 function unauthorized(missing: boolean): FhirError {
@@ -100,12 +105,13 @@ export async function security(app: FastifyInstance, deps: AppDeps): Promise<voi
     keys.invalidate();
   }
 
-  const limitOf = (req: FastifyRequest): number => verified.get(req)?.rateLimit ?? config.rateLimit;
+  app.decorateRequest('apiKey', null);
+  const limitOf = (req: FastifyRequest): number => req.apiKey?.rateLimit ?? config.rateLimit;
   await app.register(rateLimit, {
     global: false, // applied from the hook below, after the key is known
     timeWindow: 1000,
     max: async (req) => limitOf(req),
-    keyGenerator: (req) => verified.get(req)?.bucket ?? 'none',
+    keyGenerator: (req) => req.apiKey?.bucket ?? 'none',
     enableDraftSpec: true,
     // Redis when configured; else, in a worker of several, the primary's counters (src/cluster.ts).
     ...(config.redisUrl ? { redis: await connectRedis(app, config.redisUrl) } : isClusterWorker() ? { store: IpcRateLimitStore as never } : {}),
@@ -123,31 +129,45 @@ export async function security(app: FastifyInstance, deps: AppDeps): Promise<voi
   const open = { ...SECURITY_HEADERS };
   const openHttps = { ...open, 'strict-transport-security': 'max-age=31536000' };
 
-  app.addHook('onRequest', async (req, reply) => {
-    const isOpenPath = isOpen(req.method, pathOf(req.url), config);
-    const https = req.protocol === 'https';
-    reply.headers(isOpenPath ? (https ? openHttps : open) : https ? keyedHttps : keyed);
-    if (req.url.length > config.maxUrlLength) {
-      throw new FhirError(
-        414,
-        'too-long',
-        `The request URL is ${req.url.length} characters long, more than the ${config.maxUrlLength} accepted: send a long search as POST [type]/_search with a form body`,
-      );
-    }
-    if (isOpenPath) return;
-    const given = req.headers[API_KEY_HEADER];
-    const presented = Array.isArray(given) ? given.join(',') : given?.trim();
-    if (!presented) throw unauthorized(true);
-    let key: VerifiedKey | undefined;
+  /** The key verified: the request goes on, through the rate limit when its key has one. */
+  const admit = (req: FastifyRequest, reply: FastifyReply, key: VerifiedKey, done: (err?: Error) => void): void => {
+    req.apiKey = key;
+    if (limitOf(req) > 0) limiter(req, reply).then(() => done(), done);
+    else done();
+  };
+
+  // A callback hook, not an async one: a key already verified against the current copy is admitted
+  // without a promise (src/auth/keys.ts KeyStore.cached), which was 7 µs of the 76 µs of server CPU
+  // of a national identifier lookup at 16 clients (12.8 k → 14.1 k lookups/s with the hook reduced
+  // to its headers).
+  app.addHook('onRequest', (req, reply, done) => {
     try {
-      key = await keys.verify(presented);
+      const isOpenPath = isOpen(req.method, pathOf(req.url), config);
+      const https = req.protocol === 'https';
+      reply.headers(isOpenPath ? (https ? openHttps : open) : https ? keyedHttps : keyed);
+      if (req.url.length > config.maxUrlLength) {
+        throw new FhirError(
+          414,
+          'too-long',
+          `The request URL is ${req.url.length} characters long, more than the ${config.maxUrlLength} accepted: send a long search as POST [type]/_search with a form body`,
+        );
+      }
+      if (isOpenPath) return done();
+      const given = req.headers[API_KEY_HEADER];
+      const presented = Array.isArray(given) ? given.join(',') : given?.trim();
+      if (!presented) throw unauthorized(true);
+      const known = keys.cached(presented);
+      if (known) return admit(req, reply, known, done);
+      keys.verify(presented).then(
+        (key) => (key ? admit(req, reply, key, done) : done(unauthorized(false))),
+        (err: unknown) => {
+          req.log.error({ err: { message: (err as Error).message } }, 'API keys could not be loaded');
+          done(new FhirError(503, 'transient', 'The API key could not be checked just now: try again'));
+        },
+      );
     } catch (err) {
-      req.log.error({ err: { message: (err as Error).message } }, 'API keys could not be loaded');
-      throw new FhirError(503, 'transient', 'The API key could not be checked just now: try again');
+      done(err as Error);
     }
-    if (!key) throw unauthorized(false);
-    verified.set(req, key);
-    if (limitOf(req) > 0) await limiter(req, reply);
   });
 }
 
