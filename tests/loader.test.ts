@@ -484,16 +484,19 @@ t.test('what PostgreSQL could not store is refused entry by entry, its look-alik
 });
 
 t.test('worker threads prepare NDJSON exactly as the main thread: same rows, same rejects in the same order', async (t) => {
-  // More lines than one worker chunk (500), bad lines in several chunks, a Bundle line, an id
-  // repeated across chunks (the last one wins), a gzip file and a .json file (main thread).
+  // More bytes than two worker chunks (1 MiB each, cut after a newline), bad lines in several
+  // chunks, a Bundle line, an id repeated across chunks (the last one wins), a gzip file and a .json
+  // file (main thread).
   const lines: string[] = [];
-  for (let i = 0; i < 1300; i++) {
+  const pad = 'x'.repeat(600);
+  for (let i = 0; i < 4000; i++) {
     if (i % 97 === 5) lines.push('{not json');
     else if (i % 211 === 7) lines.push(JSON.stringify({ resourceType: 'Practitioner', id: `w${i}`, name: [{ family: 42 }] }));
     else if (i === 600) lines.push(JSON.stringify({ resourceType: 'Bundle', type: 'collection', entry: [{ resource: pra('wb1', 'Bundle') }, { resource: { resourceType: 'Person', id: 'x' } }] }));
-    else if (i === 1200) lines.push(JSON.stringify(pra('w3', 'Dernier')));
-    else lines.push(JSON.stringify(pra(`w${i}`, `Nom${i % 50}`)));
+    else if (i === 3900) lines.push(JSON.stringify(pra('w3', 'Dernier')));
+    else lines.push(JSON.stringify({ ...pra(`w${i}`, `Nom${i % 50}`), text: { status: 'generated', div: `<div xmlns="http://www.w3.org/1999/xhtml">${pad}</div>` } }));
   }
+  t.ok(Buffer.byteLength(lines.join('\n')) > 2 * 2 ** 20, 'three chunks at least');
   const files = [
     await write('workers/a.ndjson', lines.join('\n')),
     await write('workers/b.ndjson.gz', gzipSync(ndjson([pra('w3', 'Encore'), pra('wz', 'Zed')]))),

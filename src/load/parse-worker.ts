@@ -6,8 +6,9 @@ import { lineEntries } from './sources.ts';
 
 /**
  * A loader worker thread (src/load/parallel.ts). Two kinds of work:
- * - `lines`: parses, validates and extracts chunks of NDJSON lines exactly as the main thread would
- *   (lineEntries + prepare) and sends the entries back (incremental loads);
+ * - `lines`: decodes a chunk of whole NDJSON lines (raw bytes) and parses, validates and extracts
+ *   them exactly as the main thread would (lineEntries + prepare), then sends the entries back
+ *   (incremental loads);
  * - `bulk`: turns a chunk of raw NDJSON bytes into the COPY data of the five tables, keys assigned
  *   (src/load/bulk-chunk.ts), and sends the bytes back without a copy (bulk loads).
  */
@@ -15,8 +16,10 @@ export interface ChunkRequest {
   kind: 'lines';
   id: number;
   file: string;
+  /** number of the chunk's first line (1-based). */
   first: number;
-  lines: string[];
+  /** whole lines, UTF-8 (the last one may lack its newline at the end of the file). */
+  bytes: Uint8Array;
 }
 export type ChunkResult = { id: number; out: Prepared[]; error?: undefined } | { id: number; out?: undefined; error: string };
 
@@ -35,8 +38,13 @@ parentPort!.on('message', (m: ChunkRequest | BulkChunkRequest | SystemsUpdate) =
       return;
     }
     const out: Prepared[] = [];
-    for (let i = 0; i < m.lines.length; i++) {
-      for (const raw of lineEntries(m.file, m.first + i, m.lines[i])) out.push(prepare(registry, raw));
+    const text = Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.length).toString('utf8');
+    let line = m.first;
+    for (let start = 0; start < text.length; line++) {
+      let nl = text.indexOf('\n', start);
+      if (nl < 0) nl = text.length;
+      for (const raw of lineEntries(m.file, line, text.slice(start, nl))) out.push(prepare(registry, raw));
+      start = nl + 1;
     }
     parentPort!.postMessage({ id: m.id, out } satisfies ChunkResult);
   } catch (err) {
