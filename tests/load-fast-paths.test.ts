@@ -9,7 +9,7 @@ import { parseFhirDate, type DateRange } from '../src/fhir/date.ts';
 import { normalize, normalizeFull } from '../src/fhir/normalize.ts';
 import { generate, RESOURCE_TYPES as GENERATED_TYPES, fileName } from '../src/generate/index.ts';
 import { KeySet, keyHashes } from '../src/load/copy-encode.ts';
-import { expandPaths, ndjsonByteChunks, readEntries } from '../src/load/sources.ts';
+import { byteLines, expandPaths, ndjsonByteChunks, readEntries } from '../src/load/sources.ts';
 import { registry, RESOURCE_TYPES, type ResourceType } from '../src/registry/index.ts';
 import { FIXTURES } from './helpers/app.ts';
 
@@ -170,7 +170,7 @@ t.test('the key set holds what a Set of the keys holds, across growth', async (t
   t.not(keyHashes('Practitioner/1').join(), keyHashes('Practitioner/2').join());
 });
 
-t.test('NDJSON byte chunks: whole lines, numbered, plain or gzip, with or without a last newline', async (t) => {
+t.test('NDJSON byte chunks and the lines the workers cut from them (byteLines): whole lines, numbered, plain or gzip, with or without a last newline', async (t) => {
   const lines = Array.from({ length: 2500 }, (_, i) => (i % 7 === 3 ? '' : JSON.stringify({ n: i, s: 'é'.repeat(i % 13), crlf: i % 5 === 0 })) + (i % 5 === 0 ? '\r' : ''));
   for (const [name, last] of [['a.ndjson', '\n'], ['b.ndjson', ''], ['c.ndjson.gz', '\n']] as const) {
     const text = lines.join('\n') + last;
@@ -182,10 +182,14 @@ t.test('NDJSON byte chunks: whole lines, numbered, plain or gzip, with or withou
     let bytes = 0;
     for await (const c of ndjsonByteChunks(f, (n) => (bytes += n), 4096)) {
       t.equal(c.first, next, `${name}: chunk ${chunks} starts at line ${next}`);
+      // Cut as the workers cut them (byteLines), numbered from the chunk's first line.
+      const cut = [...byteLines(c.bytes, c.first, c.lines)];
+      const numbers = cut.map((l) => l.n);
+      const expected = Array.from({ length: c.lines }, (_, i) => next + i);
+      if (numbers.join() !== expected.join()) t.same(numbers, expected, `${name}: line numbers of chunk ${chunks}`);
       const body = c.bytes.toString('utf8');
-      const got = body.endsWith('\n') ? body.slice(0, -1).split('\n') : body.split('\n');
-      if (got.length !== c.lines) t.equal(got.length, c.lines, `${name}: line count of chunk ${chunks}`);
-      seen.push(...got);
+      if ((body.endsWith('\n') ? body.slice(0, -1) : body).split('\n').length !== c.lines) t.fail(`${name}: line count of chunk ${chunks}`);
+      seen.push(...cut.map((l) => l.line));
       next += c.lines;
       chunks++;
     }

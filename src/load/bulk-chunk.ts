@@ -4,7 +4,7 @@ import type { Registry } from '../registry/index.ts';
 import { preparePutRows, type WriteEntry } from '../store/write.ts';
 import { CopyEncoder, keyHashes } from './copy-encode.ts';
 import { prepare } from './prepare.ts';
-import { lineEntries } from './sources.ts';
+import { byteLines, lineEntries } from './sources.ts';
 
 /**
  * One chunk of a bulk load: whole NDJSON lines in, the COPY data of the five tables out. Line i of
@@ -63,17 +63,13 @@ export function bulkChunk(registry: Registry, systems: ReadonlyMap<string, numbe
   const enc = new CopyEncoder(systems);
   const copied: number[] = [];
   const others: ChunkOther[] = [];
-  let start = 0;
-  for (let i = 0; i < m.lines; i++) {
-    let end = bytes.indexOf(10, start);
-    if (end < 0) end = bytes.length;
-    const line = bytes.toString('utf8', start, end);
+  for (const { n, start, end, line } of byteLines(bytes, m.first, m.lines)) {
+    const i = n - m.first;
     // The text lineEntries parses: without a byte order mark on a file's first line. A line with
     // bytes that are not UTF-8 (decoded as U+FFFD, as the incremental load stores them) is written
     // from its text: its raw bytes would make PostgreSQL refuse the whole COPY.
-    const raw = line.includes('\uFFFD') ? undefined : { bytes, start: m.first + i === 1 && line.charCodeAt(0) === 0xfeff ? start + 3 : start, end };
-    start = end + 1;
-    for (const entry of lineEntries(m.file, m.first + i, line)) {
+    const raw = line.includes('\uFFFD') ? undefined : { bytes, start: n === 1 && line.charCodeAt(0) === 0xfeff ? start + 3 : start, end };
+    for (const entry of lineEntries(m.file, n, line)) {
       if (entry.kind === 'resource' && entry.text !== undefined) {
         // A whole line that is one resource: a row of the COPY.
         try {

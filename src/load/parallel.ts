@@ -66,19 +66,24 @@ export class ParsePool {
     return p;
   }
 
-  /** A chunk of whole NDJSON lines, its bytes handed over as `bulk` hands them. */
-  run(file: string, chunk: ByteChunk): Promise<Prepared[]> {
-    const bytes = chunk.owned ? chunk.bytes : new Uint8Array(chunk.bytes);
-    return this.post((id) => ({ kind: 'lines', id, file, first: chunk.first, bytes }) satisfies ChunkRequest, [bytes.buffer as ArrayBuffer]);
+  /**
+   * Bytes handed over to a worker: transferred (unusable here afterwards) when they own their
+   * memory, else copied first into memory of their own (a read buffer may share memory with the next
+   * chunk's bytes).
+   */
+  private static handOver(bytes: Uint8Array, owned: boolean): Uint8Array {
+    return owned ? bytes : new Uint8Array(bytes);
   }
 
-  /**
-   * A bulk chunk (src/load/bulk-chunk.ts). Its bytes are handed over to the worker (transferred:
-   * unusable here afterwards) when they own their memory, else copied first into memory of their
-   * own (a read buffer may share memory with the next chunk's bytes).
-   */
+  /** A chunk of whole NDJSON lines to prepare (incremental loads). */
+  run(file: string, chunk: ByteChunk): Promise<Prepared[]> {
+    const bytes = ParsePool.handOver(chunk.bytes, chunk.owned);
+    return this.post((id) => ({ kind: 'lines', id, file, first: chunk.first, lines: chunk.lines, bytes }) satisfies ChunkRequest, [bytes.buffer as ArrayBuffer]);
+  }
+
+  /** A bulk chunk (src/load/bulk-chunk.ts). */
   bulk(req: Omit<BulkChunkRequest, 'kind' | 'id'>, owned = false): Promise<BulkChunkResult> {
-    const bytes = owned ? req.bytes : new Uint8Array(req.bytes);
+    const bytes = ParsePool.handOver(req.bytes, owned);
     return this.post((id) => ({ ...req, bytes, kind: 'bulk', id }) satisfies BulkChunkRequest, [bytes.buffer as ArrayBuffer]);
   }
 

@@ -2,7 +2,7 @@ import { parentPort } from 'node:worker_threads';
 import { registry } from '../registry/index.ts';
 import { prepare, type Prepared } from './prepare.ts';
 import { bulkChunk, type BulkChunkRequest, type BulkChunkResult, type SystemsUpdate } from './bulk-chunk.ts';
-import { lineEntries } from './sources.ts';
+import { byteLines, lineEntries } from './sources.ts';
 
 /**
  * A loader worker thread (src/load/parallel.ts). Two kinds of work:
@@ -18,6 +18,8 @@ export interface ChunkRequest {
   file: string;
   /** number of the chunk's first line (1-based). */
   first: number;
+  /** lines in `bytes`. */
+  lines: number;
   /** whole lines, UTF-8 (the last one may lack its newline at the end of the file). */
   bytes: Uint8Array;
 }
@@ -38,13 +40,8 @@ parentPort!.on('message', (m: ChunkRequest | BulkChunkRequest | SystemsUpdate) =
       return;
     }
     const out: Prepared[] = [];
-    const text = Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.length).toString('utf8');
-    let line = m.first;
-    for (let start = 0; start < text.length; line++) {
-      let nl = text.indexOf('\n', start);
-      if (nl < 0) nl = text.length;
-      for (const raw of lineEntries(m.file, line, text.slice(start, nl))) out.push(prepare(registry, raw));
-      start = nl + 1;
+    for (const { n, line } of byteLines(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength), m.first, m.lines)) {
+      for (const raw of lineEntries(m.file, n, line)) out.push(prepare(registry, raw));
     }
     parentPort!.postMessage({ id: m.id, out } satisfies ChunkResult);
   } catch (err) {

@@ -89,6 +89,29 @@ export async function* readEntries(file: string, onBytes: (n: number) => void = 
   }
 }
 
+/** A line of a chunk of NDJSON bytes: its number in the file, its byte range and its text. */
+export interface ByteLine {
+  n: number;
+  start: number;
+  end: number;
+  line: string;
+}
+
+/**
+ * The `lines` lines of a chunk of whole NDJSON lines (ByteChunk: the last may lack its newline),
+ * `first` the number of the first: the one way the loader's worker threads cut a chunk, for the
+ * bulk and the incremental loads alike. A line's bytes that are not UTF-8 decode as U+FFFD.
+ */
+export function* byteLines(bytes: Buffer, first: number, lines: number): Generator<ByteLine> {
+  let start = 0;
+  for (let i = 0; i < lines; i++) {
+    let end = bytes.indexOf(10, start);
+    if (end < 0) end = bytes.length;
+    yield { n: first + i, start, end, line: bytes.toString('utf8', start, end) };
+    start = end + 1;
+  }
+}
+
 /** The entries of line `n` (1-based) of an NDJSON file: a resource, a Bundle's entries, or why not. */
 export function* lineEntries(file: string, n: number, line: string): Generator<RawEntry> {
   if (line.trim() === '') return;
