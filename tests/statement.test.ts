@@ -1,5 +1,5 @@
 import t from 'tap';
-import { flatten, ident, join, run, sql } from '../src/fhir/statement.ts';
+import { flatten, ident, join, run, sql, STATEMENT_TEXTS_KEPT, statementText, statementTextsKept } from '../src/fhir/statement.ts';
 import { testDatabase } from './helpers/db.ts';
 
 /** Statements composed as text: parameters numbered in order through nesting, identifiers quoted. */
@@ -22,4 +22,20 @@ t.test('run: parameters of every kind the compiler binds reach PostgreSQL typed'
       (${['9007199254740993']}::bigint[])[1]::text as e`,
   );
   t.same({ ...row, c: [...row.c] }, { a: 'x', b: 5, c: ['p', 'q,r', '"s"'], d: true, e: '9007199254740993' });
+});
+
+t.test('statementText keeps one copy per text, and a bounded number of them', async (t) => {
+  const a = statementText(`select ${'1'} as kept_text_probe`);
+  t.equal(statementText(['select 1', 'as kept_text_probe'].join(' ')), a, 'an equal text gives the text');
+  const before = statementTextsKept();
+  t.ok(before >= 1 && before <= STATEMENT_TEXTS_KEPT);
+  let most = 0;
+  let wrong = 0;
+  for (let i = 0; i < STATEMENT_TEXTS_KEPT + 10; i++) {
+    if (statementText(`select ${i} as n`) !== `select ${i} as n`) wrong++;
+    most = Math.max(most, statementTextsKept());
+  }
+  t.equal(wrong, 0, 'every text given back as it is');
+  t.equal(most, STATEMENT_TEXTS_KEPT, 'never more than the bound');
+  t.ok(statementTextsKept() < STATEMENT_TEXTS_KEPT, 'emptied once full, then filled again');
 });

@@ -40,10 +40,27 @@ export interface RenderOptions {
   keys: boolean;
 }
 
+/**
+ * The text around an entry's type/id and resource, per base and mode: parameters of every render
+ * statement, kept rather than built anew for each (see statementText in src/fhir/statement.ts).
+ * Bases come from Host headers: at most 64 are kept.
+ */
+const entryTexts = new Map<string, readonly [prefix: string, suffix: string]>();
+function entryParts(base: string, mode: RenderOptions['mode']): readonly [string, string] {
+  const key = `${mode} ${base}`;
+  let parts = entryTexts.get(key);
+  if (parts === undefined) {
+    parts = [`${base}/`, `,"search":{"mode":"${mode}"}}`];
+    if (entryTexts.size < 64) entryTexts.set(key, parts);
+  }
+  return parts;
+}
+
 /** The statement that renders the rows of `rows` (rid, type, id, content in key order). */
 export function renderStatement(rows: Statement, o: RenderOptions): Statement {
   const shown = sql`p.n <= ${o.shown}`;
-  const entry = sql`'{"fullUrl":' || to_json(${`${o.base}/`}::text || p.type || '/' || p.id)::text || ',"resource":' || p.content || ${`,"search":{"mode":"${o.mode}"}}`}::text`;
+  const [prefix, suffix] = entryParts(o.base, o.mode);
+  const entry = sql`'{"fullUrl":' || to_json(${prefix}::text || p.type || '/' || p.id)::text || ',"resource":' || p.content || ${suffix}::text`;
   return sql`
     select count(*) as rows, max(p.rid) filter (where ${shown}) as last,
       ${o.keys ? sql`string_agg(p.rid::text, ',' order by p.rid) filter (where ${shown})` : sql`null`} as rids,
