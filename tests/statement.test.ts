@@ -25,10 +25,12 @@ t.test('run: parameters of every kind the compiler binds reach PostgreSQL typed'
 });
 
 t.test('statementText keeps one copy per text, and a bounded number of them', async (t) => {
-  const a = statementText(`select ${'1'} as kept_text_probe`);
-  t.equal(statementText(['select 1', 'as kept_text_probe'].join(' ')), a, 'an equal text gives the text');
-  const before = statementTextsKept();
-  t.ok(before >= 1 && before <= STATEMENT_TEXTS_KEPT);
+  const first = statementText(`select ${'1'} as kept_text_probe`);
+  const held = statementTextsKept();
+  t.equal(statementText(['select 1', 'as kept_text_probe'].join(' ')), first);
+  t.equal(statementTextsKept(), held, 'an equal text, built apart, is not kept a second time');
+  statementText('select 2 as kept_text_probe');
+  t.equal(statementTextsKept(), held + 1, 'another text is');
   let most = 0;
   let wrong = 0;
   for (let i = 0; i < STATEMENT_TEXTS_KEPT + 10; i++) {
