@@ -144,19 +144,33 @@ function loadGenerator(): NonNullable<typeof loadgen> {
  * the same hello-world, wrk's p99 was 1.5–3.9 ms over three runs, autocannon's under 0.35 ms
  * (bench/README.md).
  */
-let wrk: { version: string | undefined } | undefined;
-/** wrk's version when it is installed (asked once). */
-function wrkVersion(): string | undefined {
+let wrk: { version: string | undefined; batch: boolean } | undefined;
+/**
+ * wrk's version when it is installed, and whether it can run under SCHED_BATCH (asked once). A load
+ * generator is a batch job: under SCHED_BATCH it keeps its share of the CPU but does not preempt the
+ * server when a response wakes it. Under the default policy, on two cores shared by wrk, the server
+ * and PostgreSQL, each response written woke wrk onto the server's core ahead of the server: the
+ * server's thread waited runnable 1.2 of every 6 s of identifier lookups at c=16 (0.8 s with wrk
+ * batched), and in five alternated pairs of 6 s runs wrk took 17.0–17.9 µs of CPU per lookup against
+ * 11.1–11.8, the server 77–95 against 73–76, for 9.8–11.5 k against 11.6–12.2 k lookups/s
+ * (2026-11-25, national database). An HTTP client on another machine would not preempt the server
+ * at all.
+ */
+function wrkInfo(): { version: string | undefined; batch: boolean } {
   if (!wrk) {
     const v = spawnSync('wrk', ['--version'], { encoding: 'utf8' });
-    wrk = { version: v.error ? undefined : (`${v.stdout ?? ''}${v.stderr ?? ''}`.match(/wrk \S+/)?.[0] ?? 'wrk').trim() };
+    const version = v.error ? undefined : (`${v.stdout ?? ''}${v.stderr ?? ''}`.match(/wrk \S+/)?.[0] ?? 'wrk').trim();
+    const chrt = version ? spawnSync('chrt', ['-b', '0', 'true']) : undefined;
+    wrk = { version, batch: chrt !== undefined && !chrt.error && chrt.status === 0 };
   }
-  return wrk.version;
+  return wrk;
 }
 
 /** The generator that httpRun uses at that concurrency. */
 export function loadGeneratorName(concurrency: number): string {
-  return concurrency > 1 ? (wrkVersion() ?? 'autocannon') : 'autocannon';
+  if (concurrency <= 1) return 'autocannon';
+  const { version, batch } = wrkInfo();
+  return version ? `${version}${batch ? ' (SCHED_BATCH: chrt -b 0)' : ''}` : 'autocannon';
 }
 
 export function httpRun(opts: HttpRunOptions): Promise<RunStats> {
@@ -199,7 +213,8 @@ export async function wrkRun(opts: HttpRunOptions): Promise<RunStats> {
   writeFileSync(headersFile, Object.entries(opts.headers).map(([k, v]) => `${k}: ${v}`).join('\n') + '\n');
   const args = ['-t1', `-c${opts.concurrency}`, `-d${opts.durationS}s`, '--timeout', '60s', '-s', script, `http://127.0.0.1:${opts.port}`];
   const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn('wrk', args, {
+    const [cmd, argv] = wrkInfo().batch ? ['chrt', ['-b', '0', 'wrk', ...args]] : ['wrk', args];
+    const child = spawn(cmd, argv, {
       env: { ...process.env, BENCH_PATHS: pathsFile, BENCH_HEADERS: headersFile, BENCH_SEED: String(opts.seed) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
