@@ -145,6 +145,8 @@ function loadGenerator(): NonNullable<typeof loadgen> {
  * (bench/README.md).
  */
 let wrk: { version: string | undefined; batch: boolean } | undefined;
+/** The command that runs wrk under SCHED_BATCH (probed once, then prefixed to every run). */
+const BATCH = ['chrt', '-b', '0'] as const;
 /**
  * wrk's version when it is installed, and whether it can run under SCHED_BATCH (asked once). A load
  * generator is a batch job: under SCHED_BATCH it keeps its share of the CPU but does not preempt the
@@ -160,7 +162,7 @@ function wrkInfo(): { version: string | undefined; batch: boolean } {
   if (!wrk) {
     const v = spawnSync('wrk', ['--version'], { encoding: 'utf8' });
     const version = v.error ? undefined : (`${v.stdout ?? ''}${v.stderr ?? ''}`.match(/wrk \S+/)?.[0] ?? 'wrk').trim();
-    const chrt = version ? spawnSync('chrt', ['-b', '0', 'true']) : undefined;
+    const chrt = version ? spawnSync(BATCH[0], [...BATCH.slice(1), 'true']) : undefined;
     wrk = { version, batch: chrt !== undefined && !chrt.error && chrt.status === 0 };
   }
   return wrk;
@@ -170,7 +172,7 @@ function wrkInfo(): { version: string | undefined; batch: boolean } {
 export function loadGeneratorName(concurrency: number): string {
   if (concurrency <= 1) return 'autocannon';
   const { version, batch } = wrkInfo();
-  return version ? `${version}${batch ? ' (SCHED_BATCH: chrt -b 0)' : ''}` : 'autocannon';
+  return version ? `${version}${batch ? ` (SCHED_BATCH: ${BATCH.join(' ')})` : ''}` : 'autocannon';
 }
 
 export function httpRun(opts: HttpRunOptions): Promise<RunStats> {
@@ -213,7 +215,7 @@ export async function wrkRun(opts: HttpRunOptions): Promise<RunStats> {
   writeFileSync(headersFile, Object.entries(opts.headers).map(([k, v]) => `${k}: ${v}`).join('\n') + '\n');
   const args = ['-t1', `-c${opts.concurrency}`, `-d${opts.durationS}s`, '--timeout', '60s', '-s', script, `http://127.0.0.1:${opts.port}`];
   const out = await new Promise<string>((resolve, reject) => {
-    const [cmd, argv] = wrkInfo().batch ? ['chrt', ['-b', '0', 'wrk', ...args]] : ['wrk', args];
+    const [cmd, argv] = wrkInfo().batch ? [BATCH[0], [...BATCH.slice(1), 'wrk', ...args]] : ['wrk', args];
     const child = spawn(cmd, argv, {
       env: { ...process.env, BENCH_PATHS: pathsFile, BENCH_HEADERS: headersFile, BENCH_SEED: String(opts.seed) },
       stdio: ['ignore', 'pipe', 'pipe'],
