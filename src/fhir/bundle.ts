@@ -79,7 +79,9 @@ export function searchBundle(opts: {
   // The head is written as text: every value but the URLs is known to need no escaping (a UUID, an
   // ISO date, an integer), and JSON.stringify of the same object tree cost about 1 µs of the 2 µs
   // a lookup's Bundle took to assemble.
-  let links = `{"relation":"self","url":${url(req.applied)}}`;
+  // self: the URL that produced this page (a later page's with its cursor); next: the same search
+  // with the page size made explicit and the next cursor.
+  let links = `{"relation":"self","url":${url(req.cursor === undefined ? req.applied : [...req.applied, ['_cursor', req.cursor]])}}`;
   if (opts.next) {
     const pairs = req.applied.filter(([k]) => k !== '_count');
     links += `,{"relation":"next","url":${url([...pairs, ['_count', String(req.count)], ['_cursor', opts.next]])}}`;

@@ -12,9 +12,23 @@ export interface CursorState {
   total?: number;
 }
 
+/**
+ * What a page's results depend on, whatever its spelling: the criteria as decoded, in any order, and
+ * the result parameters as parsed. Not the page size (a next link states it, a client may change it)
+ * nor `_format` and `_pretty`.
+ */
 export function searchDigest(req: SearchRequest): string {
-  const params = req.applied.map(([k, v]) => `${k}=${v}`).sort();
-  return createHash('sha256').update(JSON.stringify([req.version, req.type, params])).digest('base64url').slice(0, 16);
+  const criteria = req.criteria.map(([k, v]) => `${k}=${v}`).sort();
+  const target = (s: SearchRequest['include'][number]) => (s.param.target?.length === 1 ? '' : (s.targetType ?? ''));
+  const specs = (list: SearchRequest['include']) => [...new Set(list.map((s) => `${s.param.resourceType}:${s.param.code}:${target(s)}`))].sort();
+  const result = {
+    include: specs(req.include),
+    revinclude: specs(req.revinclude),
+    total: req.total ?? null,
+    summary: req.summary === 'false' ? null : (req.summary ?? null),
+    elements: req.elements?.length ? [...new Set(req.elements)].sort() : null,
+  };
+  return createHash('sha256').update(JSON.stringify([req.version, req.type, criteria, result])).digest('base64url').slice(0, 16);
 }
 
 export class CursorCodec {

@@ -262,7 +262,7 @@ export function parseSearch(pairs: [string, string][], ctx: ParseContext): Searc
   if (pairs.length > ctx.maxParams) throw badRequest(`${pairs.length} parameters, at most ${ctx.maxParams} are accepted`);
   const req: SearchRequest = {
     version: ctx.version, type: ctx.type, conditions: [], count: ctx.defaultCount,
-    include: [], revinclude: [], pretty: false, applied: [], warnings: [],
+    include: [], revinclude: [], pretty: false, applied: [], criteria: [], warnings: [],
   };
   const result = new Map<string, string[]>();
   for (const [name, value] of pairs) {
@@ -282,6 +282,7 @@ export function parseSearch(pairs: [string, string][], ctx: ParseContext): Searc
     try {
       req.conditions.push(parseCondition(name, value, ctx.type, ctx, 0));
       req.applied.push([name, value]);
+      req.criteria.push([name, value]);
     } catch (err) {
       if (!(err instanceof Unknown)) throw err;
       if (ctx.strict) throw notSupported(`unknown search parameter ${name} for ${ctx.type} in ${ctx.version} (${err.message})`, name);
@@ -342,10 +343,12 @@ export function parseSearch(pairs: [string, string][], ctx: ParseContext): Searc
         if (!['json', 'application/json', 'application/fhir+json'].includes(v.split(';')[0].trim())) {
           throw new FhirError(406, 'not-supported', `_format=${values[0]}: only JSON (application/fhir+json) is served`);
         }
+        keep();
         break;
       }
       case '_pretty':
         req.pretty = single(name, values) === 'true';
+        keep();
         break;
       case '_contained':
         if (single(name, values) !== 'false' && ctx.strict) throw notSupported(`_contained=${values[0]} is not supported`, name);

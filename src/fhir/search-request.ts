@@ -58,8 +58,10 @@ export interface SearchRequest {
   revinclude: IncludeSpec[];
   cursor?: string;
   pretty: boolean;
-  /** the parameters applied, as received (the self link lists these and only these). */
+  /** the parameters applied, as received, in order (the self link lists these and only these). */
   applied: [string, string][];
+  /** the applied search criteria (not result parameters), as received: what the cursor's digest covers. */
+  criteria: [string, string][];
   /** clamps and other notes for an outcome entry of the Bundle. */
   warnings: string[];
 }
