@@ -11,11 +11,31 @@ const DATE_DOC =
   'Date: prefixes eq ne gt lt ge le sa eb ap over [low, high) ranges of the given precision (year … millisecond); a value without a time zone is read in UTC; ap widens the value by 10 % of its distance to now.';
 const REF_DOC = 'Reference: id, Type/id or an absolute URL of this server; chained searches (param.child=value) are supported.';
 
+/**
+ * What every search of every type and version takes besides the registry's parameters: reverse
+ * chaining, and the result parameters a client may look for in searchParam (the seed's v1 table
+ * lists `_total`). The other result parameters are in rest.documentation.
+ */
+const BEYOND_REGISTRY: readonly { name: string; type: 'special' | 'string'; documentation: string }[] = [
+  {
+    name: '_has',
+    type: 'special',
+    documentation:
+      'Reverse chaining: _has:Type:reference:parameter=value selects resources referenced by a Type resource matching parameter=value (e.g. _has:PractitionerRole:organization:role=FON-01). Each _has is evaluated on its own.',
+  },
+  {
+    name: '_total',
+    type: 'string',
+    documentation:
+      'Result parameter: how Bundle.total is given. none: never; estimate: the planner\'s estimate, not an exact count; accurate: the exact count, however long counting takes. Without _total the count is exact when it fits the time budget and omitted past it.',
+  },
+];
+
 export function capabilityStatement(registry: Registry, version: Version, base: string, softwareVersion: string, date: string) {
   const typeDoc = { token: TOKEN_DOC, string: STRING_DOC, date: DATE_DOC, reference: REF_DOC };
   const resources = VERSION_TYPES[version].map((type) => {
     const names = [...registry.names(version, type)].sort(([a], [b]) => a.localeCompare(b));
-    const searchParam = names.map(([name, { param, prefix }]) => ({
+    const searchParam: { name: string; definition?: string; type: string; documentation: string }[] = names.map(([name, { param, prefix }]) => ({
       name,
       ...(param.definition ? { definition: param.definition } : {}),
       type: param.type,
@@ -24,12 +44,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
           ? `Resources updated at or after the given instant: ${name}=T means ${param.code}=${prefix}T. ${DATE_DOC}`
           : `${param.description} ${typeDoc[param.type]}${param.parts ? ` Modifiers :${Object.keys(param.parts).join(', :')} search one part.` : ''}${param.boolean ? ' Values: true, false.' : ''}`,
     }));
-    searchParam.push({
-      name: '_has',
-      type: 'special' as never,
-      documentation:
-        'Reverse chaining: _has:Type:reference:parameter=value selects resources referenced by a Type resource matching parameter=value (e.g. _has:PractitionerRole:organization:role=FON-01). Each _has is evaluated on its own.',
-    } as never);
+    searchParam.push(...BEYOND_REGISTRY);
     const refs = registry.forType(type).filter((p) => p.type === 'reference' && p.target?.length);
     const referrers = RESOURCE_TYPES.flatMap((t) =>
       registry.forType(t).filter((p) => p.type === 'reference' && p.target?.includes(type as ResourceType)),
