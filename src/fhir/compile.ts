@@ -65,10 +65,20 @@ function stringValues(ctx: CompileContext, mode: 'prefix' | 'exact' | 'contains'
   return parts.length === 1 ? parts[0] : sql`(${join(parts, 'or')})`;
 }
 
-/** The FHIR prefixes on [low, high) ranges (docs/fhir-search §3.2). */
-function dateValue(ctx: CompileContext, v: DateValue): Statement {
+/** The FHIR prefixes on [low, high) ranges, or on the point `low` of an instant (docs/fhir-search §3.2). */
+function dateValue(v: DateValue, instant: boolean): Statement {
   const lo = new Date(v.low);
   const hi = new Date(v.high);
+  if (instant) {
+    switch (v.prefix) {
+      case 'eq': case 'ap': return sql`(d.low >= ${lo} and d.low < ${hi})`;
+      case 'ne': return sql`(d.low < ${lo} or d.low >= ${hi})`;
+      case 'gt': case 'sa': return sql`d.low >= ${hi}`;
+      case 'lt': case 'eb': return sql`d.low < ${lo}`;
+      case 'ge': return sql`d.low >= ${lo}`;
+      case 'le': return sql`d.low < ${hi}`;
+    }
+  }
   switch (v.prefix) {
     case 'eq': return sql`(d.low >= ${lo} and d.high <= ${hi})`;
     case 'ne': return sql`(d.low < ${lo} or d.high > ${hi})`;
@@ -123,7 +133,7 @@ function ridSet(ctx: CompileContext, c: Positive, type: string, depth: number): 
       return set;
     }
     case 'date':
-      return sql`select d.rid from date_idx d where d.param = ${c.param.id} and (${join(c.values.map((v) => dateValue(ctx, v)), 'or')})`;
+      return sql`select d.rid from date_idx d where d.param = ${c.param.id} and (${join(c.values.map((v) => dateValue(v, c.param.instant === true)), 'or')})`;
     case 'reference': {
       const typed = c.values.filter((v) => v.type !== undefined);
       const untyped = c.values.filter((v) => v.type === undefined).map((v) => v.id);

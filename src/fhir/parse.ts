@@ -84,6 +84,17 @@ function parseToken(p: BoundParam, raw: string, name: string, ctx: ParseContext)
   return code === '' ? { system } : { system, code };
 }
 
+/**
+ * A token on a `code` element, whose codes are stored without their implied system: that system
+ * with a code is the bare code, that system alone is any value, `|code` (no system) is nothing.
+ */
+function impliedSystemCondition(param: BoundParam, implied: string, not: boolean, values: TokenValue[]): Condition {
+  if (values.some((v) => v.system === implied && v.code === undefined)) return { kind: 'missing', param, missing: not };
+  const kept = values.filter((v) => v.system !== null).map((v) => (v.system === implied ? { code: v.code } : v));
+  if (kept.length === 0 && !not) return { kind: 'none' };
+  return { kind: 'token', param, not, values: kept };
+}
+
 function parseDate(raw: string, name: string, ctx: ParseContext, impliedPrefix?: string): DateValue {
   const m = /^([a-z]{2})?(.*)$/s.exec(raw)!;
   let prefix = m[1];
@@ -193,7 +204,9 @@ function parseCondition(name: string, value: string, type: ResourceType, ctx: Pa
     case 'token': {
       if (modifier !== undefined && modifier !== 'not') throw unsupported();
       const values = raws.map((r) => parseToken(param, r, full, ctx));
-      return { kind: 'token', param, not: modifier === 'not', values };
+      return param.impliedSystem === undefined
+        ? { kind: 'token', param, not: modifier === 'not', values }
+        : impliedSystemCondition(param, param.impliedSystem, modifier === 'not', values);
     }
     case 'string': {
       let mode: 'prefix' | 'exact' | 'contains' = 'prefix';

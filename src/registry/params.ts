@@ -34,7 +34,7 @@ export const PARAMS: SearchParamDef[] = [
     description: 'Technical id of the resource (exact, case-sensitive).', definition: `${HL7}/Resource-id`,
   },
   {
-    code: '_lastUpdated', type: 'date', base: [...MAIN], versions: V12, paths: [['meta', 'lastUpdated']],
+    code: '_lastUpdated', type: 'date', base: [...MAIN], versions: V12, paths: [['meta', 'lastUpdated']], instant: true,
     aliases: [{ name: '_since', versions: ['v1'], prefix: 'ge' }],
     description: 'meta.lastUpdated, an instant. Prefixes eq ne gt lt ge le sa eb ap; a value without a time zone is read in UTC.',
     definition: `${HL7}/Resource-lastUpdated`,
@@ -51,6 +51,7 @@ export const PARAMS: SearchParamDef[] = [
     code: 'data-information-system', type: 'token', base: [...MAIN], versions: V2,
     aliases: [{ name: 'as-sp-data-information-system', versions: ['v1'] }],
     paths: [['meta', { ext: EXT.dataTrace }, { ext: 'systeme-information' }, 'value[x]']],
+    impliedSystem: 'https://interop.esante.gouv.fr/ig/fhir/annuaire/CodeSystem/as-cs-type-systeme-information',
     description: 'Information system of origin (RPPS, FINESS, MSS, CG), from meta.extension as-ext-data-trace.',
     definition: `${SP}/as-sp-data-information-system`,
   },
@@ -136,6 +137,7 @@ export const PARAMS: SearchParamDef[] = [
   },
   {
     code: 'address-use', type: 'token', base: ['Organization'], versions: ['v1'], paths: [['address[]', 'use']],
+    impliedSystem: 'http://hl7.org/fhir/address-use',
     description: 'Address use code (home, work, temp, old, billing).', definition: `${HL7}/Organization-address-use`,
   },
   {

@@ -52,8 +52,19 @@ export interface SearchParamDef {
   column?: 'id';
   /** reference: the resource types a reference may point at. */
   target?: ResourceType[];
+  /**
+   * date on an `instant` element (meta.lastUpdated): a point, not the range of its written
+   * precision, so `eq` with milliseconds finds a value stored to the second. Searched on `low` only.
+   */
+  instant?: boolean;
   /** token on a FHIR boolean: stored values must be JSON booleans, searched values true or false. */
   boolean?: boolean;
+  /**
+   * token on a `code` element: the code system its binding implies. Codes are stored without a
+   * system, so `impliedSystem|code` means the bare code, `impliedSystem|` any value, and `|code`
+   * (explicitly no system) nothing.
+   */
+  impliedSystem?: string;
   /** string: modifiers that select a sub-parameter (`name:family` → `family`). */
   parts?: Record<string, string>;
   /**
