@@ -30,6 +30,7 @@ export const ConfigSchema = Type.Object({
   heavySearches: Type.Integer({ minimum: 0, maximum: 1000 }),
   workers: Type.Integer({ minimum: 0, maximum: 256 }),
   loadDemoData: Type.Boolean(),
+  corsOrigins: Type.Array(Type.String({ pattern: '^(\\*|https?://[^/?#]+)$' })),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -59,6 +60,7 @@ export const ENV_VARS = {
   HEAVY_SEARCHES: { key: 'heavySearches', kind: 'int', default: '0', doc: 'heavy searches (pages of more than 100, :contains, exact totals) run at once per instance (shared out among its workers, each with as many PostgreSQL connections of their own), the others wait in order; 0 ⇒ the number of CPU cores' },
   WORKERS: { key: 'workers', kind: 'int', default: '1', doc: 'server processes on the port (node:cluster), each with its own connections; 0 ⇒ the number of CPU cores' },
   LOAD_DEMO_DATA: { key: 'loadDemoData', kind: 'bool', default: 'true', doc: 'load fixtures/ into an empty embedded database at start-up (never into a DATABASE_URL database)' },
+  CORS_ORIGINS: { key: 'corsOrigins', kind: 'list', default: '*', doc: 'origins whose browser apps may call the API, comma-separated scheme://host[:port], or * for any (the key is a header, never a cookie: a browser gains nothing a script could not do)' },
 } as const;
 
 export class ConfigError extends Error {}

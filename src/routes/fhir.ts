@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { searchBundle } from '../fhir/bundle.ts';
 import { capabilityStatement } from '../fhir/capability.ts';
 import { FhirError, notFound } from '../fhir/outcome.ts';
@@ -145,13 +145,18 @@ export async function fhirRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     return content;
   });
 
-  // Everything else under /fhir/ is a method this read-only server does not allow.
-  const notAllowed = async (req: FastifyRequest) => {
-    throw new FhirError(405, 'not-supported', `Method ${req.method} is not allowed on ${req.url.split('?')[0]}`);
+  // Everything else under /fhir/ is a method this read-only server does not allow: answered before
+  // the body is parsed (onRequest), so its content type is never looked at.
+  const notAllowed = (allow: string) => async (req: FastifyRequest) => {
+    throw new FhirError(405, 'not-supported', `Method ${req.method} is not allowed on ${req.url.split('?')[0]} (allowed: ${allow})`, { allow });
   };
-  const writes = ['PUT', 'DELETE', 'PATCH'] as const;
-  app.route({ method: [...writes, 'POST'], url: '/fhir/:version/metadata', handler: notAllowed });
-  app.route({ method: [...writes], url: '/fhir/:version/:type', handler: notAllowed });
-  app.route({ method: [...writes, 'GET'], url: '/fhir/:version/:type/_search', handler: notAllowed });
-  app.route({ method: [...writes, 'POST'], url: '/fhir/:version/:type/:id', handler: notAllowed });
+  const refuse = (method: HTTPMethods[], url: string, allow: string) => {
+    const hook = notAllowed(allow);
+    app.route({ method, url, onRequest: hook, handler: hook });
+  };
+  const writes: HTTPMethods[] = ['PUT', 'DELETE', 'PATCH'];
+  refuse([...writes, 'POST'], '/fhir/:version/metadata', 'GET, HEAD');
+  refuse(writes, '/fhir/:version/:type', 'GET, HEAD, POST');
+  refuse([...writes, 'GET'], '/fhir/:version/:type/_search', 'POST');
+  refuse([...writes, 'POST'], '/fhir/:version/:type/:id', 'GET, HEAD');
 }

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { Redis } from 'ioredis';
@@ -104,6 +105,15 @@ export async function security(app: FastifyInstance, deps: AppDeps): Promise<voi
     for (const s of seeded) if (s.status === 'revoked') app.log.warn(`API_KEYS: key ${s.name} is revoked and stays so`);
     keys.invalidate();
   }
+
+  // CORS first: a browser's preflight carries no key and is answered here, before the key hook.
+  await app.register(cors, {
+    origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
+    methods: ['GET', 'HEAD', 'POST'],
+    allowedHeaders: ['SERVICE-API-KEY', 'Content-Type', 'Prefer', 'Accept'],
+    exposedHeaders: ['Deprecation', 'Link', 'Retry-After', 'Content-Location', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'WWW-Authenticate'],
+    maxAge: 86400,
+  });
 
   app.decorateRequest('apiKey', null);
   const limitOf = (req: FastifyRequest): number => req.apiKey?.rateLimit ?? config.rateLimit;
