@@ -4,20 +4,24 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db.ts';
 import { BulkRefused, finishInterruptedBulk } from '../load/bulk.ts';
 import { DEFAULT_CONCURRENCY, loadFiles, loaderConnections } from '../load/loader.ts';
-import { expandPaths } from '../load/sources.ts';
+import { expandPaths, NOT_LOADABLE } from '../load/sources.ts';
 import { registry } from '../registry/index.ts';
+import { MAX_DEPTH } from '../store/write.ts';
 
 const USAGE = `usage: npm run load -- [--strict] [--bulk] [--batch-size N] <file-or-directory>...
 
 Loads .json (a resource or a Bundle), .ndjson (one resource per line), optionally gzip-compressed
-(.gz), into DATABASE_URL or the embedded database in DATA_DIR. Directories are read recursively.
+(.gz), into DATABASE_URL or the embedded database in DATA_DIR. Directories are read recursively;
+files of other extensions are skipped (said once per file). An entry is rejected, and the load goes
+on, when it is not valid UTF-8, not JSON, nested deeper than ${MAX_DEPTH} or not a valid resource.
   --strict        reject a whole file (nothing of it written) when any entry in it is bad
                   (with --bulk: nothing of the whole load is written)
   --bulk          initial load into an empty database: rows by COPY, indexes built once at the end
   --batch-size N  resources per transaction (default 1000)
   --concurrency N batches written at once (default ${DEFAULT_CONCURRENCY})
   --workers N     threads that parse and extract NDJSON (default 2 above 16 MiB of NDJSON, else 0)
-Exit code: 0 all loaded, 2 some entries or files rejected, 1 failure.`;
+Exit code: 0 all loaded (skipped files aside), 2 some entries or files rejected, 1 failure or no
+file to load.`;
 
 function fmt(n: number): string {
   return n.toLocaleString('en-US');
@@ -65,10 +69,18 @@ async function main(): Promise<number> {
     return 1;
   }
   let files: string[];
+  let skipped = 0;
   try {
-    files = await expandPaths(args.positionals);
+    files = await expandPaths(args.positionals, (file) => {
+      skipped++;
+      console.error(`${file}: ${NOT_LOADABLE}`);
+    });
   } catch (err) {
     console.error(`cannot read ${(err as NodeJS.ErrnoException).path ?? ''}: ${(err as Error).message}`);
+    return 1;
+  }
+  if (files.length === 0 && skipped > 0) {
+    console.error('no file to load');
     return 1;
   }
   const config = loadConfig();
@@ -106,7 +118,7 @@ async function main(): Promise<number> {
     const secs = summary.elapsedMs / 1000;
     const written = summary.inserted + summary.updated + summary.unchanged + summary.deleted;
     console.log(
-      `${summary.files} file(s): ${fmt(summary.inserted)} inserted, ${fmt(summary.updated)} updated, ` +
+      `${summary.files} file(s)${skipped ? ` (${skipped} skipped)` : ''}: ${fmt(summary.inserted)} inserted, ${fmt(summary.updated)} updated, ` +
         `${fmt(summary.unchanged)} unchanged, ${fmt(summary.deleted)} deleted, ${fmt(summary.rejected)} rejected` +
         (summary.rejectedFiles ? ` (${summary.rejectedFiles} file(s) rejected whole)` : '') +
         `; ${fmt(summary.indexRows)} index rows; ${secs.toFixed(1)} s` +

@@ -63,13 +63,12 @@ export function bulkChunk(registry: Registry, systems: ReadonlyMap<string, numbe
   const enc = new CopyEncoder(systems);
   const copied: number[] = [];
   const others: ChunkOther[] = [];
-  for (const { n, start, end, line } of byteLines(bytes, m.first, m.lines)) {
+  for (const { n, start, end, line, utf8 } of byteLines(bytes, m.first, m.lines)) {
     const i = n - m.first;
-    // The text lineEntries parses: without a byte order mark on a file's first line. A line with
-    // bytes that are not UTF-8 (decoded as U+FFFD, as the incremental load stores them) is written
-    // from its text: its raw bytes would make PostgreSQL refuse the whole COPY.
-    const raw = line.includes('\uFFFD') ? undefined : { bytes, start: n === 1 && line.charCodeAt(0) === 0xfeff ? start + 3 : start, end };
-    for (const entry of lineEntries(m.file, n, line)) {
+    // The bytes of the text lineEntries parses (without a byte order mark on a file's first line):
+    // UTF-8, as PostgreSQL takes them (a line that is not is rejected, never copied).
+    const raw = { bytes, start: n === 1 && line.charCodeAt(0) === 0xfeff ? start + 3 : start, end };
+    for (const entry of lineEntries(m.file, n, line, utf8)) {
       if (entry.kind === 'resource' && entry.text !== undefined) {
         // A whole line that is one resource: a row of the COPY.
         try {

@@ -8,8 +8,9 @@ import { bulkChunk, type BulkChunkResult, type ChunkOther } from './bulk-chunk.t
 import { COPY_BINARY, COPY_TABLES, CopyEncoder, KeySet, keyHashes, SYSTEM_MARK } from './copy-encode.ts';
 import { binaryRowsWithout } from './pg-binary.ts';
 import type { ParsePool } from './parallel.ts';
+import { clipReason } from './echo.ts';
 import { prepare } from './prepare.ts';
-import { lineEntries, ndjsonByteChunks, ndjsonChunks, readEntries } from './sources.ts';
+import { byteLines, lineEntries, ndjsonByteChunks, readEntries } from './sources.ts';
 
 /**
  * A bulk load into an empty database (`npm run load -- --bulk`): every resource of the input is
@@ -232,12 +233,10 @@ async function writeLater(sql: Sql, registry: Registry, systems: SystemIds, late
   if (later.length === 0) return counts;
   const wanted = new Map<string, Set<number>>();
   for (const l of later) if ('file' in l) (wanted.get(l.file) ?? wanted.set(l.file, new Set()).get(l.file)!).add(l.line);
-  const texts = new Map<string, string>();
+  const texts = new Map<string, { line: string; utf8: boolean }>();
   for (const [file, lines] of wanted) {
-    for await (const chunk of ndjsonChunks(file)) {
-      chunk.lines.forEach((text, i) => {
-        if (lines.has(chunk.first + i)) texts.set(`${file}:${chunk.first + i}`, text);
-      });
+    for await (const chunk of ndjsonByteChunks(file)) {
+      for (const { n, line, utf8 } of byteLines(chunk.bytes, chunk.first, chunk.lines)) if (lines.has(n)) texts.set(`${file}:${n}`, { line, utf8 });
     }
   }
   let batch: WriteEntry[] = [];
@@ -252,9 +251,9 @@ async function writeLater(sql: Sql, registry: Registry, systems: SystemIds, late
     else {
       const text = texts.get(`${l.file}:${l.line}`);
       if (text === undefined) throw new Error(`${l.file}:${l.line}: the line changed while it was being loaded`);
-      for (const raw of lineEntries(l.file, l.line, text)) {
+      for (const raw of lineEntries(l.file, l.line, text.line, text.utf8)) {
         const p = prepare(registry, raw);
-        if (!p.entry) throw new Error(`${p.where}: the line changed while it was being loaded (${p.reason})`);
+        if (!p.entry) throw new Error(`${p.where}: the line changed while it was being loaded (${clipReason(p.reason)})`);
         batch.push(p.entry);
       }
     }

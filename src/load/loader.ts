@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import { registry as defaultRegistry, type Registry } from '../registry/index.ts';
 import { addCounts, emptyCounts, loaderTx, SystemIds, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { bulkLoad } from './bulk-load.ts';
+import { clipReason } from './echo.ts';
 import { ParsePool, preparedEntries } from './parallel.ts';
 
 /**
@@ -36,7 +37,10 @@ export interface LoadOptions {
    * default 2 (at most the number of cores) when there are more than 16 MiB of NDJSON, else 0.
    */
   workers?: number;
-  /** called once per rejected entry: `where` is file:line or file#entry[i]. */
+  /**
+   * called once per rejected entry: `where` is file:line or file#entry[i]; `reason` echoes the input
+   * cut to a readable length (clipReason).
+   */
   onReject?: (where: string, reason: string) => void;
   onProgress?: (p: { entries: number; bytes: number }) => void;
   /** bulk only: called as each index of the end is built (and each table analysed), with its time. */
@@ -69,7 +73,7 @@ export async function loadFiles(sql: Sql, registry: Registry, files: string[], o
     if (opts.bulk) {
       const t0 = Date.now();
       const r = await bulkLoad(sql, registry, files, opts, pool, {
-        reject: (where, reason) => opts.onReject?.(where, reason),
+        reject: (where, reason) => opts.onReject?.(where, clipReason(reason)),
         progress: (entries, bytes) => opts.onProgress?.({ entries, bytes }),
       });
       return { ...r, files: files.length, elapsedMs: Date.now() - t0 };
@@ -97,7 +101,7 @@ async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOpt
   let bytes = 0;
   const reject = (where: string, reason: string) => {
     rejected++;
-    opts.onReject?.(where, reason);
+    opts.onReject?.(where, clipReason(reason));
   };
   const write = async (batch: WriteEntry[], tx?: Parameters<typeof writeBatch>[4]) => {
     const c = await (tx ? writeBatch(sql, registry, systems, batch, tx) : loaderTx(sql, (t) => writeBatch(sql, registry, systems, batch, t)));

@@ -20,7 +20,7 @@ export interface ChunkRequest {
   first: number;
   /** lines in `bytes`. */
   lines: number;
-  /** whole lines, UTF-8 (the last one may lack its newline at the end of the file). */
+  /** whole lines (the last one may lack its newline at the end of the file). */
   bytes: Uint8Array;
 }
 export type ChunkResult = { id: number; out: Prepared[]; error?: undefined } | { id: number; out?: undefined; error: string };
@@ -40,8 +40,8 @@ parentPort!.on('message', (m: ChunkRequest | BulkChunkRequest | SystemsUpdate) =
       return;
     }
     const out: Prepared[] = [];
-    for (const { n, line } of byteLines(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength), m.first, m.lines)) {
-      for (const raw of lineEntries(m.file, n, line)) out.push(prepare(registry, raw));
+    for (const { n, line, utf8 } of byteLines(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength), m.first, m.lines)) {
+      for (const raw of lineEntries(m.file, n, line, utf8)) out.push(prepare(registry, raw));
     }
     parentPort!.postMessage({ id: m.id, out } satisfies ChunkResult);
   } catch (err) {

@@ -3,6 +3,7 @@ import { parseReference } from '../fhir/reference.ts';
 import { InvalidResource } from '../fhir/resource.ts';
 import { RESOURCE_TYPES, type Registry, type ResourceType } from '../registry/index.ts';
 import { preparePut, type WriteEntry } from '../store/write.ts';
+import { echo } from './echo.ts';
 import type { RawEntry } from './sources.ts';
 
 /** An input entry ready to be written, or the reason it is rejected; `where` is file:line or file#entry[i]. */
@@ -15,7 +16,7 @@ export function prepare(registry: Registry, raw: RawEntry): Prepared {
   if (raw.kind === 'delete') {
     const ref = typeof raw.url === 'string' ? parseReference(raw.url) : undefined;
     if (!ref || !(RESOURCE_TYPES as readonly string[]).includes(ref.type)) {
-      return { where, reason: `DELETE request.url must be <Type>/<id> of a stored type, got ${JSON.stringify(raw.url)}` };
+      return { where, reason: `DELETE request.url must be <Type>/<id> of a stored type, got ${echo(raw.url)}` };
     }
     return { where, entry: { op: 'delete', type: ref.type as ResourceType, id: ref.id } };
   }

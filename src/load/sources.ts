@@ -1,8 +1,9 @@
+import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import { open, readdir, readFile, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import { createGunzip, gunzipSync } from 'node:zlib';
+import { MAX_DEPTH, TOO_DEEP } from '../store/write.ts';
 
 /**
  * Input files as a stream of raw entries, each with the place it came from: one resource per
@@ -18,8 +19,14 @@ export type RawEntry =
 const EXTENSIONS = ['.json', '.ndjson', '.json.gz', '.ndjson.gz'];
 export const isLoadable = (f: string) => EXTENSIONS.some((e) => f.toLowerCase().endsWith(e));
 
-/** Files named on the command line, directories expanded recursively (sorted, loadable only). */
-export async function expandPaths(paths: string[]): Promise<string[]> {
+/** Why a file is not loaded, as the loader says it once per file. */
+export const NOT_LOADABLE = `skipped: not ${EXTENSIONS.slice(0, -1).join(', ')} or ${EXTENSIONS.at(-1)}`;
+
+/**
+ * Files named on the command line, directories expanded recursively (sorted): the loadable ones.
+ * Every other file, named or found, is given to `onSkip` once and not read.
+ */
+export async function expandPaths(paths: string[], onSkip: (file: string) => void = () => {}): Promise<string[]> {
   const out: string[] = [];
   for (const p of paths) {
     const st = await stat(p);
@@ -27,13 +34,69 @@ export async function expandPaths(paths: string[]): Promise<string[]> {
       const names = (await readdir(p, { recursive: true })).map(String).sort();
       for (const n of names) {
         const full = path.join(p, n);
-        if (isLoadable(n) && (await stat(full)).isFile()) out.push(full);
+        if (!(await stat(full)).isFile()) continue;
+        if (isLoadable(n)) out.push(full);
+        else onSkip(full);
       }
-    } else {
+    } else if (isLoadable(p)) {
       out.push(p);
+    } else {
+      onSkip(p);
     }
   }
   return out;
+}
+
+export const NOT_UTF8 = 'not valid UTF-8';
+
+/**
+ * Where JSON text first nests deeper than MAX_DEPTH (the index of the bracket), or -1: iterative,
+ * before the text is parsed. Text that is not JSON may give either answer (JSON.parse rejects it).
+ */
+export function tooDeepAt(text: string): number {
+  // No more openers in all than the limit (nearly every resource): no deeper, whatever the strings hold.
+  let openers = 0;
+  for (let i = text.indexOf('{'); i >= 0 && openers <= MAX_DEPTH; i = text.indexOf('{', i + 1)) openers++;
+  for (let i = text.indexOf('['); i >= 0 && openers <= MAX_DEPTH; i = text.indexOf('[', i + 1)) openers++;
+  if (openers <= MAX_DEPTH) return -1;
+  // One pass, strings skipped by indexOf.
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // To the closing quote: the next one after an even number of backslashes.
+      for (;;) {
+        i = text.indexOf('"', i + 1);
+        if (i < 0) return -1;
+        let b = i - 1;
+        while (text.charCodeAt(b) === 0x5c) b--;
+        if ((i - b) % 2 === 1) break;
+      }
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > MAX_DEPTH) return i;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return -1;
+}
+
+/** Line (1-based) of character `at` of `text`. */
+function lineAt(text: string, at: number): number {
+  let n = 1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < at; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/** Line (1-based) of the first line of `bytes` that is not UTF-8 (`bytes` as a whole is not). */
+function badUtf8Line(bytes: Buffer): number {
+  let n = 1;
+  for (let start = 0; ; n++) {
+    let end = bytes.indexOf(10, start);
+    if (end < 0) end = bytes.length;
+    if (!isUtf8(bytes.subarray(start, end)) || end === bytes.length) return n;
+    start = end + 1;
+  }
 }
 
 export function* bundleEntries(file: string, value: unknown): Generator<RawEntry> {
@@ -57,7 +120,10 @@ export function* bundleEntries(file: string, value: unknown): Generator<RawEntry
   }
 }
 
-function parse(text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+/** JSON text parsed, or why not (`deepAt`: where it nests too deep, checked first). */
+function parse(text: string): { ok: true; value: unknown } | { ok: false; reason: string; deepAt?: number } {
+  const deepAt = tooDeepAt(text);
+  if (deepAt >= 0) return { ok: false, reason: TOO_DEEP, deepAt };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (err) {
@@ -72,50 +138,68 @@ export async function* readEntries(file: string, onBytes: (n: number) => void = 
   if (!ndjson) {
     const raw = await readFile(file);
     onBytes(raw.length);
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = (gz ? gunzipSync(raw) : raw).toString('utf8');
+      bytes = gz ? gunzipSync(raw) : raw;
     } catch (err) {
       yield { kind: 'invalid', where: file, reason: `cannot decompress (${(err as Error).message})` };
       return;
     }
-    const r = parse(text.replace(/^\uFEFF/, ''));
-    if (!r.ok) yield { kind: 'invalid', where: file, reason: r.reason };
+    if (!isUtf8(bytes)) {
+      yield { kind: 'invalid', where: `${file}:${badUtf8Line(bytes)}`, reason: NOT_UTF8 };
+      return;
+    }
+    const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+    const r = parse(text);
+    if (!r.ok) yield { kind: 'invalid', where: r.deepAt === undefined ? file : `${file}:${lineAt(text, r.deepAt)}`, reason: r.reason };
     else yield* bundleEntries(file, r.value);
     return;
   }
-  for await (const chunk of ndjsonChunks(file, onBytes)) {
-    for (let i = 0; i < chunk.lines.length; i++) yield* lineEntries(file, chunk.first + i, chunk.lines[i]);
+  for await (const chunk of ndjsonByteChunks(file, onBytes)) {
+    for (const { n, line, utf8 } of byteLines(chunk.bytes, chunk.first, chunk.lines)) yield* lineEntries(file, n, line, utf8);
   }
 }
 
-/** A line of a chunk of NDJSON bytes: its number in the file, its byte range and its text. */
+/**
+ * A line of a chunk of NDJSON bytes: its number in the file, its byte range and its text (empty
+ * when its bytes are not UTF-8: `utf8` false).
+ */
 export interface ByteLine {
   n: number;
   start: number;
   end: number;
   line: string;
+  utf8: boolean;
 }
 
 /**
  * The `lines` lines of a chunk of whole NDJSON lines (ByteChunk: the last may lack its newline),
- * `first` the number of the first: the one way the loader's worker threads cut a chunk, for the
- * bulk and the incremental loads alike. A line's bytes that are not UTF-8 decode as U+FFFD.
+ * `first` the number of the first: the one way every load cuts NDJSON into lines. UTF-8 is checked
+ * on the whole chunk at once, line by line only in a chunk that fails.
  */
 export function* byteLines(bytes: Buffer, first: number, lines: number): Generator<ByteLine> {
+  const valid = isUtf8(bytes);
   let start = 0;
   for (let i = 0; i < lines; i++) {
     let end = bytes.indexOf(10, start);
     if (end < 0) end = bytes.length;
-    yield { n: first + i, start, end, line: bytes.toString('utf8', start, end) };
+    const utf8 = valid || isUtf8(bytes.subarray(start, end));
+    yield { n: first + i, start, end, line: utf8 ? bytes.toString('utf8', start, end) : '', utf8 };
     start = end + 1;
   }
 }
 
-/** The entries of line `n` (1-based) of an NDJSON file: a resource, a Bundle's entries, or why not. */
-export function* lineEntries(file: string, n: number, line: string): Generator<RawEntry> {
-  if (line.trim() === '') return;
+/**
+ * The entries of line `n` (1-based) of an NDJSON file: a resource, a Bundle's entries, or why not
+ * (`utf8` false: the line's bytes are not UTF-8).
+ */
+export function* lineEntries(file: string, n: number, line: string, utf8 = true): Generator<RawEntry> {
   const where = `${file}:${n}`;
+  if (!utf8) {
+    yield { kind: 'invalid', where, reason: NOT_UTF8 };
+    return;
+  }
+  if (line.trim() === '') return;
   const text = n === 1 ? line.replace(/^\uFEFF/, '') : line;
   const r = parse(text);
   if (!r.ok) yield { kind: 'invalid', where, reason: r.reason };
@@ -123,61 +207,12 @@ export function* lineEntries(file: string, n: number, line: string): Generator<R
   else yield { kind: 'resource', where, value: r.value, text };
 }
 
-export interface LineChunk {
-  /** number of the first line (1-based). */
-  first: number;
-  lines: string[];
-}
-
-/**
- * The lines of an NDJSON file (.gz too), streamed in chunks of up to `size` lines. Lines are cut by
- * hand from 1 MiB reads (readline costs more than the JSON parsing).
- */
-export async function* ndjsonChunks(file: string, onBytes: (n: number) => void = () => {}, size = 1000): AsyncGenerator<LineChunk> {
-  const gz = file.toLowerCase().endsWith('.gz');
-  const input = createReadStream(file, { highWaterMark: 1 << 20 });
-  input.on('data', (chunk) => onBytes(chunk.length));
-  const text = gz ? input.pipe(createGunzip()) : input;
-  const errors: Error[] = [];
-  text.on('error', (e: Error) => errors.push(e));
-  const decoder = new StringDecoder('utf8');
-  let n = 0;
-  let rest = '';
-  let lines: string[] = [];
-  try {
-    for await (const chunk of text) {
-      const str = rest + decoder.write(chunk as Buffer);
-      let start = 0;
-      for (let nl = str.indexOf('\n'); nl >= 0; nl = str.indexOf('\n', start)) {
-        lines.push(str.slice(start, nl));
-        start = nl + 1;
-        if (lines.length === size) {
-          yield { first: n + 1, lines };
-          n += lines.length;
-          lines = [];
-        }
-      }
-      rest = str.slice(start);
-    }
-    rest += decoder.end();
-    if (rest !== '') lines.push(rest);
-  } catch (err) {
-    errors.push(err as Error);
-  }
-  // The lines read before a failure are still given, then the failure.
-  if (lines.length) {
-    yield { first: n + 1, lines };
-    n += lines.length;
-  }
-  if (errors.length) throw new Error(`${file}: read failed after line ${n}: ${errors[0].message}`);
-}
-
 export interface ByteChunk {
   /** number of the first line (1-based). */
   first: number;
   /** lines in `bytes` (the last one may lack its newline at the end of the file). */
   lines: number;
-  /** whole lines, UTF-8 (a chunk never cuts a line, so never a character). */
+  /** whole lines (a chunk never cuts a line, so never a UTF-8 character). */
   bytes: Buffer;
   /**
    * `bytes` is the only view of its ArrayBuffer that anything holds: it can be handed to a worker

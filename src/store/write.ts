@@ -51,6 +51,29 @@ export interface PreparedPut {
  */
 export const MAX_INDEXED_LENGTH = 512;
 
+/**
+ * Deepest nesting of JSON objects and arrays a resource may have: far above any FHIR resource, far
+ * below what its recursive walks (JSON.stringify, PostgreSQL's jsonb input) survive.
+ */
+export const MAX_DEPTH = 64;
+export const TOO_DEEP = `nested deeper than ${MAX_DEPTH}`;
+
+/** A parsed value no deeper than MAX_DEPTH, checked without recursion (JSON.parse has no limit). */
+function assertDepth(value: unknown): void {
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  while (values.length) {
+    const v = values.pop();
+    const d = depths.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (d === MAX_DEPTH) throw new InvalidResource(TOO_DEEP);
+    for (const x of Array.isArray(v) ? v : Object.values(v)) {
+      values.push(x);
+      depths.push(d + 1);
+    }
+  }
+}
+
 /** An exponent of 3 digits or more: the number may be beyond a double (JSON.parse gives ±Infinity). */
 const LONG_EXPONENT = /\d[eE][+-]?\d{3}/;
 
@@ -113,9 +136,11 @@ function assertIndexable(rows: IndexRows, registry: Registry, type: ResourceType
 /**
  * Validates a resource and prepares what is stored: its JSON text and index rows (pure, throws
  * InvalidResource or ExtractError on bad input). `raw` is the entry's own JSON text when it has
- * one (a whole NDJSON line).
+ * one (a whole NDJSON line), already found no deeper than MAX_DEPTH (src/load/sources.ts
+ * tooDeepAt); a value without it is checked here, before anything walks it.
  */
 export function preparePutRows(registry: Registry, value: unknown, now = new Date(), raw?: string): PreparedPut {
+  if (raw === undefined) assertDepth(value);
   const { type, id, resource } = checkResource(value);
   const meta = (resource.meta ?? {}) as Record<string, unknown>;
   const asIs = meta.versionId === '1' && typeof meta.lastUpdated === 'string';
