@@ -224,22 +224,6 @@ t.test('bulk (binary COPY) stores what the incremental load stores: lastUpdated 
   }
 });
 
-t.test('a line with bytes that are not UTF-8: both loads store it decoded (U+FFFD), the bulk COPY is not refused', async (t) => {
-  // versionId 1 and a lastUpdated: the stored text is the line as it is (the raw-bytes path).
-  const line = (id: string, family: string) => Buffer.from(`${JSON.stringify(pra(id, family, { meta: { versionId: '1', lastUpdated: '2024-05-06T07:08:09Z' } }))}\n`, 'latin1');
-  const file = await write('utf8/a.ndjson', Buffer.concat([line('ub1', 'Un'), line('ub2', 'X\xffY'), line('ub3', 'Trois')]));
-  const families = async (db: Database) => (await db.sql`select id, content->'name'->0->>'family' as f from resource order by id`).map((r) => `${r.id}:${r.f}`);
-  const incremental = await testDatabase(t);
-  await load(incremental, [file]);
-  t.same(await families(incremental), ['ub1:Un', 'ub2:X\uFFFDY', 'ub3:Trois']);
-  for (const workers of [0, 2]) {
-    const bulk = await testDatabase(t);
-    const r = await load(bulk, [file], { bulk: true, workers });
-    t.same(r.rejects, []);
-    t.same(await families(bulk), await families(incremental), `workers ${workers}`);
-  }
-});
-
 t.test('resources up to a page are stored uncompressed, by both loads; a larger one is still compressed and reads back whole', async (t) => {
   // ~3 kB of JSON that pglz shrinks to a fraction: compressed before migration 007, whichever load wrote it.
   const qualification = Array.from({ length: 16 }, (_, i) => ({ code: { coding: [{ system: 'https://mos.esante.gouv.fr/NOS/TRE_R48-DiplomeEtatFrancais/FHIR/TRE-R48-DiplomeEtatFrancais', code: `DE${i}` }] } }));
