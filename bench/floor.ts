@@ -91,7 +91,7 @@ export async function explainPage(pools: Pools, op: FloorOp, config: Config): Pr
   const rendered = renderStatement(pageQuery(ctx, req, op.after, req.count + 1), { base: op.base, mode: 'match', shown: req.count, keys });
   const out = [planText(await run(ctx.db, sql`explain (analyze, buffers) ${rendered}`))];
   if (keys) {
-    const page = await fetchPage(ctx, req, op.after, op.base, keys);
+    const page = await fetchPage(ctx.db, req, pageQuery(ctx, req, op.after, req.count + 1), op.base, keys);
     const include = includeStatement(req, page, config.includeCap + 1);
     if (include) {
       const rendered = renderStatement(include, { base: op.base, mode: 'include', shown: config.includeCap, keys: false });

@@ -36,6 +36,7 @@ const EXTRAS: Record<string, Partial<Record<Kind, Record<string, string>>>> = {
       'type-smartcard': 'IG SearchParameter as-sp-type-smartcard (TRE_R87 card type), beside number-smartcard',
       _has: 'FHIR reverse chaining, on every type; the seed lists it in the v1 table only',
       _total: 'result parameter of every search; the seed lists it in the v1 table only',
+      _sort: 'result parameter of every search (FHIR R4 _sort), with the keys of the type in its documentation',
     },
   },
   'v2 Organization': {
@@ -44,6 +45,7 @@ const EXTRAS: Record<string, Partial<Record<Kind, Record<string, string>>>> = {
       'data-registration-authority': 'IG SearchParameter as-sp-data-registration-authority; v1 has it as as-sp-data-registration-authority (§4.7, §9)',
       _has: 'FHIR reverse chaining, on every type; the seed lists it in the v1 table only',
       _total: 'result parameter of every search; the seed lists it in the v1 table only',
+      _sort: 'result parameter of every search (FHIR R4 _sort), with the keys of the type in its documentation',
     },
     searchRevInclude: {
       'Organization:partof': 'partof is a reference to Organization: a legal entity brings its geographical entities (the reverse of §4.3 _include=Organization:partof)',
@@ -53,9 +55,13 @@ const EXTRAS: Record<string, Partial<Record<Kind, Record<string, string>>>> = {
     searchParam: {
       _has: 'FHIR reverse chaining, on every type; the seed lists it in the v1 table only',
       _total: 'result parameter of every search; the seed lists it in the v1 table only',
+      _sort: 'result parameter of every search (FHIR R4 _sort), with the keys of the type in its documentation',
     },
   },
   'v1 Organization': {
+    searchParam: {
+      _sort: 'result parameter of every search (FHIR R4 _sort), with the keys of the type in its documentation',
+    },
     searchInclude: {
       '*': 'v1 Organization takes _include (§4.2) and serves what v2 serves; §4.3 marks only Organization:partof as (v1, v2)',
     },

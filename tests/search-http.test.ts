@@ -135,8 +135,10 @@ t.test('the self link replays the search it describes', async (t) => {
   const rev = (await get('/fhir/v2/Organization?_id=org-hcl,org-hopital-edouard-herriot&_revinclude=Organization:partof')).json() as Bundle;
   t.same((rev.entry ?? []).map((e) => `${e.search.mode}:${e.resource.id}`).sort(),
     ['include:org-hopital-croix-rousse', 'match:org-hcl', 'match:org-hopital-edouard-herriot'], 'a match that is also a revinclude target appears once, as match');
-  const strict = await get('/fhir/v2/Practitioner?_sort=family', { Prefer: 'handling=strict' });
-  await expectError(t, strict, 400, '_sort under handling=strict', '_sort');
+  const strict = await get('/fhir/v2/Practitioner?_sort=identifier', { Prefer: 'handling=strict' });
+  await expectError(t, strict, 400, 'a key that cannot sort, under handling=strict', '_sort');
+  const sorted = (await get('/fhir/v2/Practitioner?family=martin&_sort=-given')).json() as Bundle;
+  t.equal(new URL(link(sorted, 'self')!).searchParams.get('_sort'), '-given', 'the self link shows the sort');
 });
 
 t.test('the cursor is bound to its search and signed', async (t) => {

@@ -1,4 +1,5 @@
 import { RESOURCE_TYPES, VERSION_TYPES, type Registry, type ResourceType, type Version } from '../registry/index.ts';
+import { sortable } from './sort.ts';
 
 /**
  * The CapabilityStatement of one API version, derived from the registry: the same table that
@@ -31,6 +32,18 @@ const BEYOND_REGISTRY: readonly { name: string; type: 'special' | 'string'; docu
   },
 ];
 
+/** `_sort` and the keys that sort this type (the registry's `sortable`). */
+function sortParam(registry: Registry, version: Version, type: ResourceType) {
+  const keys = [...registry.names(version, type)].filter(([, { param, prefix }]) => prefix === undefined && sortable(param)).map(([name]) => name).sort();
+  return {
+    name: '_sort',
+    type: 'string',
+    documentation:
+      `Result parameter: sort keys, comma-separated, - for descending: ${keys.join(', ')}. A string key sorts by the lowest folded value ascending, the highest descending; ` +
+      'a resource without a value sorts last either way; ties are broken by the internal key (paging stays keyset). Other keys are left out with a warning entry, or refused (400) with Prefer: handling=strict.',
+  };
+}
+
 export function capabilityStatement(registry: Registry, version: Version, base: string, softwareVersion: string, date: string) {
   const typeDoc = { token: TOKEN_DOC, string: STRING_DOC, date: DATE_DOC, reference: REF_DOC };
   const resources = VERSION_TYPES[version].map((type) => {
@@ -42,9 +55,11 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
       documentation:
         prefix !== undefined
           ? `Resources updated at or after the given instant: ${name}=T means ${param.code}=${prefix}T. ${DATE_DOC}`
-          : `${param.description} ${typeDoc[param.type]}${param.parts ? ` Modifiers :${Object.keys(param.parts).join(', :')} search one part.` : ''}${param.boolean ? ' Values: true, false.' : ''}`,
+          : `${param.description} ${typeDoc[param.type]}${param.parts ? ` Modifiers :${Object.keys(param.parts).join(', :')} search one part.` : ''}${param.boolean ? ' Values: true, false.' : ''}` +
+            (param.instant ? ' The element is an instant: compared as a point, not as the range of its written precision.' : '') +
+            (param.impliedSystem ? ` Codes of ${param.impliedSystem}: ${param.impliedSystem}|code is the same as code, |code finds nothing.` : ''),
     }));
-    searchParam.push(...BEYOND_REGISTRY);
+    searchParam.push(...BEYOND_REGISTRY, sortParam(registry, version, type));
     const refs = registry.forType(type).filter((p) => p.type === 'reference' && p.target?.length);
     const referrers = RESOURCE_TYPES.flatMap((t) =>
       registry.forType(t).filter((p) => p.type === 'reference' && p.target?.includes(type as ResourceType)),
@@ -92,7 +107,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
       {
         mode: 'server',
         documentation:
-          'Result parameters: _count, _total (none | estimate | accurate; by default exact when cheap, omitted when counting exceeds the time budget), _summary (true, text, data, count, false), _elements, _include, _revinclude, _format (JSON only), _pretty. POST [type]/_search and POST [type] with a form body are the same as GET.',
+          'Result parameters: _count, _total (none | estimate | accurate; by default exact when cheap, omitted when counting exceeds the time budget), _summary (true, text, data, count, false), _elements, _include, _revinclude, _sort (keys per type in its searchParam), _format (JSON only), _pretty. POST [type]/_search and POST [type] with a form body are the same as GET.',
         security: {
           cors: true,
           description: 'An API key in the SERVICE-API-KEY header is required on every interaction except metadata. Missing or invalid keys get 401; too many requests per key get 429 with Retry-After.',

@@ -19,6 +19,8 @@ export interface CompileContext {
   commonNeedles?: ReadonlySet<string>;
   /** `param/norm` of prefix values whose range holds fewer rows than a key-order walk would read (see ridSet). */
   rarePrefixes?: ReadonlySet<string>;
+  /** a sorted search with conditions: walk the first sort key's index (many matches) or sort the matches (few). */
+  sortWalk?: boolean;
 }
 
 /**
@@ -180,6 +182,28 @@ export function condition(ctx: CompileContext, c: Condition, type: string, alias
 }
 
 /**
+ * A condition checked for one candidate `alias`.rid: its index probed by (param, rid), never a set
+ * built first (a sort walk checks each candidate it reads). `offset 0` keeps the probe a per-row
+ * check: PostgreSQL would otherwise turn it into a join and may read the whole set.
+ */
+export function probe(ctx: CompileContext, c: Condition, type: string, alias: string): Statement {
+  const a = ident(alias);
+  switch (c.kind) {
+    case 'token':
+      if (c.not || c.param.column === 'id') return condition(ctx, c, type, alias);
+      return sql`exists (select 1 from token_idx t where t.rid = ${a}.rid and t.param = ${c.param.id} and ${tokenValues(ctx, c.values)} offset 0)`;
+    case 'string': {
+      const match = stringValues(ctx, c.mode, c.values);
+      return sql`exists (select 1 from string_idx s where s.rid = ${a}.rid and s.param = ${c.param.id}${match ? sql` and ${match}` : sql``} offset 0)`;
+    }
+    case 'date':
+      return sql`exists (select 1 from date_idx d where d.rid = ${a}.rid and d.param = ${c.param.id} and (${join(c.values.map((v) => dateValue(v, c.param.instant === true)), 'or')}) offset 0)`;
+    default:
+      return condition(ctx, c, type, alias);
+  }
+}
+
+/**
  * The keys of the matches. A positive condition drives (its index yields candidate rids without
  * touching the resource table; identifiers and references first, booleans and dates last, the
  * planner may still reorder the semi-joins); the other conditions filter. With no positive
@@ -203,7 +227,7 @@ function matchKeys(ctx: CompileContext, req: SearchRequest, afterRid: string | u
  */
 export function pageQuery(ctx: CompileContext, req: SearchRequest, afterRid: string | undefined, limit: number): Statement {
   return sql`
-    select r.rid, r.type, r.id, r.content::text as content
+    select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
     from (${matchKeys(ctx, req, afterRid)} order by 1 limit ${limit}) page
     join resource r on r.rid = page.rid
     order by r.rid`;

@@ -8,7 +8,10 @@ import type { SearchRequest } from './search-request.ts';
  * was altered, signed with another secret or presented with other search parameters is a 400.
  */
 export interface CursorState {
+  /** the last key (rid) of the page. */
   after: string;
+  /** a sorted search: the last row's phase and keys (src/fhir/sort.ts). */
+  sort?: { phase: 1 | 2; keys: string[] };
   total?: number;
 }
 
@@ -27,6 +30,7 @@ export function searchDigest(req: SearchRequest): string {
     total: req.total ?? null,
     summary: req.summary === 'false' ? null : (req.summary ?? null),
     elements: req.elements?.length ? [...new Set(req.elements)].sort() : null,
+    sort: req.sort.map((k) => `${k.desc ? '-' : ''}${k.param.code}`),
   };
   return createHash('sha256').update(JSON.stringify([req.version, req.type, criteria, result])).digest('base64url').slice(0, 16);
 }
@@ -43,7 +47,7 @@ export class CursorCodec {
   }
 
   encode(req: SearchRequest, state: CursorState): string {
-    const payload = Buffer.from(JSON.stringify({ a: state.after, t: state.total, h: searchDigest(req) })).toString('base64url');
+    const payload = Buffer.from(JSON.stringify({ a: state.after, s: state.sort, t: state.total, h: searchDigest(req) })).toString('base64url');
     return `${payload}.${this.mac(payload).toString('base64url')}`;
   }
 
@@ -54,13 +58,19 @@ export class CursorCodec {
     const given = Buffer.from(sig, 'base64url');
     const want = this.mac(payload);
     if (given.length !== want.length || !timingSafeEqual(given, want)) throw invalid();
-    let data: { a?: unknown; t?: unknown; h?: unknown };
+    let data: { a?: unknown; s?: { phase?: unknown; keys?: unknown }; t?: unknown; h?: unknown };
     try {
       data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     } catch {
       throw invalid();
     }
     if (typeof data.a !== 'string' || !/^\d{1,19}$/.test(data.a) || data.h !== searchDigest(req)) throw invalid();
-    return { after: data.a, total: typeof data.t === 'number' ? data.t : undefined };
+    const total = typeof data.t === 'number' ? data.t : undefined;
+    if (req.sort.length === 0) return { after: data.a, total };
+    // Signed with its search's digest, so its sort: the shape is checked all the same.
+    const { phase, keys } = data.s ?? {};
+    const width = phase === 1 ? req.sort.length : req.sort.length - 1;
+    if ((phase !== 1 && phase !== 2) || !Array.isArray(keys) || keys.length !== width || !keys.every((k) => typeof k === 'string')) throw invalid();
+    return { after: data.a, sort: { phase, keys: keys as string[] }, total };
   }
 }

@@ -4,6 +4,7 @@ import { normalize } from './normalize.ts';
 import { badRequest, FhirError, notSupported } from './outcome.ts';
 import { ID_RE } from './reference.ts';
 import type { Condition, DateValue, RefValue, SearchRequest, SummaryMode, TokenValue, TotalMode } from './search-request.ts';
+import { sortable } from './sort.ts';
 
 /**
  * Query string → SearchRequest. Pure: no database, no HTTP. Every name is resolved through the
@@ -267,6 +268,32 @@ function parseIncludes(name: string, values: string[], ctx: ParseContext, rev: b
   }
 }
 
+/**
+ * `_sort=a,-b`: sortable parameters of the type (registry `sortable`), `-` for descending. A key
+ * that cannot sort is left out with a warning, or refused under handling=strict; a repeated key is
+ * the first one. The self link shows the keys applied.
+ */
+function parseSort(value: string, ctx: ParseContext, req: SearchRequest): void {
+  const refused: string[] = [];
+  for (const raw of value.split(',').map((k) => k.trim())) {
+    const desc = raw.startsWith('-');
+    const name = desc ? raw.slice(1) : raw;
+    const found = ctx.registry.lookup(ctx.version, ctx.type, name);
+    if (!found || found.prefix !== undefined || !sortable(found.param)) {
+      refused.push(raw);
+      continue;
+    }
+    if (!req.sort.some((k) => k.param === found.param)) req.sort.push({ param: found.param, desc });
+  }
+  if (refused.length) {
+    const keys = ctx.registry.forType(ctx.type).filter((p) => sortable(p) && p.versions.includes(ctx.version)).map((p) => p.code);
+    const message = `_sort: ${refused.map((r) => `"${r}"`).join(', ')} cannot sort ${ctx.type} (sort keys: ${keys.join(', ')})`;
+    if (ctx.strict) throw notSupported(message, '_sort');
+    req.warnings.push(`${message}; left out`);
+  }
+  if (req.sort.length) req.applied.push(['_sort', req.sort.map((k) => `${k.desc ? '-' : ''}${k.param.code}`).join(',')]);
+}
+
 const SUMMARY: SummaryMode[] = ['true', 'text', 'data', 'count', 'false'];
 const TOTAL: TotalMode[] = ['none', 'estimate', 'accurate'];
 
@@ -275,7 +302,7 @@ export function parseSearch(pairs: [string, string][], ctx: ParseContext): Searc
   if (pairs.length > ctx.maxParams) throw badRequest(`${pairs.length} parameters, at most ${ctx.maxParams} are accepted`);
   const req: SearchRequest = {
     version: ctx.version, type: ctx.type, conditions: [], count: ctx.defaultCount,
-    include: [], revinclude: [], pretty: false, applied: [], criteria: [], warnings: [],
+    include: [], revinclude: [], sort: [], pretty: false, applied: [], criteria: [], warnings: [],
   };
   const result = new Map<string, string[]>();
   for (const [name, value] of pairs) {
@@ -351,6 +378,9 @@ export function parseSearch(pairs: [string, string][], ctx: ParseContext): Searc
       case '_cursor':
         req.cursor = single(name, values);
         break;
+      case '_sort':
+        parseSort(single(name, values), ctx, req);
+        break;
       case '_format': {
         const v = single(name, values).toLowerCase().replace(/ /g, '+');
         if (!['json', 'application/json', 'application/fhir+json'].includes(v.split(';')[0].trim())) {
@@ -369,7 +399,7 @@ export function parseSearch(pairs: [string, string][], ctx: ParseContext): Searc
       case '_query':
         throw notSupported(`_query=${values[0]}: no named queries are defined`, name);
       default:
-        // _sort, _containedType: not supported — ignored, or refused under handling=strict
+        // _containedType: not supported — ignored, or refused under handling=strict
         if (name.startsWith('_include') || name.startsWith('_revinclude')) throw notSupported(`parameter ${name}: unknown modifier`, name);
         if (ctx.strict) throw notSupported(`parameter ${name} is not supported`, name);
     }

@@ -43,6 +43,12 @@ export interface IncludeSpec {
   targetType?: string;
 }
 
+/** One key of `_sort`: a sortable parameter of the type (registry `sortable`), ascending or not. */
+export interface SortKey {
+  param: BoundParam;
+  desc: boolean;
+}
+
 export type TotalMode = 'none' | 'estimate' | 'accurate';
 export type SummaryMode = 'true' | 'text' | 'data' | 'count' | 'false';
 
@@ -56,6 +62,8 @@ export interface SearchRequest {
   elements?: string[];
   include: IncludeSpec[];
   revinclude: IncludeSpec[];
+  /** `_sort`, in order; empty: key order (rid). */
+  sort: SortKey[];
   cursor?: string;
   pretty: boolean;
   /** the parameters applied, as received, in order (the self link lists these and only these). */

@@ -30,11 +30,11 @@ const address = (...parts: string[]) => parts.map((p) => ['address[]', p]);
 export const PARAMS: SearchParamDef[] = [
   // ---- common to the three types -------------------------------------------------------------
   {
-    code: '_id', type: 'token', base: [...MAIN], versions: V12, column: 'id', paths: [['id']], selective: true,
+    code: '_id', type: 'token', base: [...MAIN], versions: V12, column: 'id', paths: [['id']], selective: true, sortable: true,
     description: 'Technical id of the resource (exact, case-sensitive).', definition: `${HL7}/Resource-id`,
   },
   {
-    code: '_lastUpdated', type: 'date', base: [...MAIN], versions: V12, paths: [['meta', 'lastUpdated']], instant: true,
+    code: '_lastUpdated', type: 'date', base: [...MAIN], versions: V12, paths: [['meta', 'lastUpdated']], instant: true, sortable: true,
     aliases: [{ name: '_since', versions: ['v1'], prefix: 'ge' }],
     description: 'meta.lastUpdated, an instant. Prefixes eq ne gt lt ge le sa eb ap; a value without a time zone is read in UTC.',
     definition: `${HL7}/Resource-lastUpdated`,
@@ -74,15 +74,15 @@ export const PARAMS: SearchParamDef[] = [
     description: 'Kind of identifier (fr-core-cs-v2-0203: IDNPS, RPPS, IDNST, FINEG, FINEJ, SIREN, SIRET, RPPSRG).',
   },
   {
-    code: 'family', type: 'string', base: ['Practitioner'], versions: V2, paths: [['name[]', 'family']],
+    code: 'family', type: 'string', base: ['Practitioner'], versions: V2, paths: [['name[]', 'family']], sortable: true,
     description: 'Exercise family name.', definition: `${HL7}/individual-family`,
   },
   {
-    code: 'given', type: 'string', base: ['Practitioner'], versions: V2, paths: [['name[]', 'given[]']],
+    code: 'given', type: 'string', base: ['Practitioner'], versions: V2, paths: [['name[]', 'given[]']], sortable: true,
     description: 'Exercise given name.', definition: `${HL7}/individual-given`,
   },
   {
-    code: 'name', type: 'string', base: ['Practitioner'], versions: V2,
+    code: 'name', type: 'string', base: ['Practitioner'], versions: V2, sortable: true,
     paths: ['family', 'given[]', 'prefix[]', 'suffix[]', 'text'].map((p) => ['name[]', p]),
     parts: { family: 'family', given: 'given' },
     description: 'Any part of the name (family, given, prefix = civility, suffix = exercise civility, text). name:family= and name:given= search one part.',
@@ -105,7 +105,7 @@ export const PARAMS: SearchParamDef[] = [
   },
   // ---- Organization ----------------------------------------------------------------------------
   {
-    code: 'name', type: 'string', base: ['Organization'], versions: V12, paths: [['name'], ['alias[]']],
+    code: 'name', type: 'string', base: ['Organization'], versions: V12, paths: [['name'], ['alias[]']], sortable: true,
     description: 'Corporate name or alias.', definition: `${HL7}/Organization-name`,
   },
   {
@@ -115,11 +115,11 @@ export const PARAMS: SearchParamDef[] = [
     definition: `${HL7}/Organization-address`,
   },
   {
-    code: 'address-city', type: 'string', base: ['Organization'], versions: V12, paths: address('city'),
+    code: 'address-city', type: 'string', base: ['Organization'], versions: V12, paths: address('city'), sortable: true,
     description: 'Municipality.', definition: `${HL7}/Organization-address-city`,
   },
   {
-    code: 'address-postalcode', type: 'string', base: ['Organization'], versions: V12, paths: address('postalCode'),
+    code: 'address-postalcode', type: 'string', base: ['Organization'], versions: V12, paths: address('postalCode'), sortable: true,
     description: 'Postal code; a prefix finds a whole department (address-postalcode=75).',
     definition: `${HL7}/Organization-address-postalcode`,
   },

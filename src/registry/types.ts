@@ -65,6 +65,11 @@ export interface SearchParamDef {
    * (explicitly no system) nothing.
    */
   impliedSystem?: string;
+  /**
+   * `_sort` accepts it: the resource's key is its lowest folded value ascending, its highest
+   * descending (strings), its value (`_id`, `_lastUpdated`); a resource without one sorts last.
+   */
+  sortable?: boolean;
   /** string: modifiers that select a sub-parameter (`name:family` → `family`). */
   parts?: Record<string, string>;
   /**

@@ -1,6 +1,5 @@
 import type { Sql } from '../db.ts';
 import { concat, subset, subsetting } from '../fhir/bundle.ts';
-import { pageQuery, type CompileContext } from '../fhir/compile.ts';
 import { run, sql, type Statement } from '../fhir/statement.ts';
 import type { SearchRequest } from '../fhir/search-request.ts';
 
@@ -19,7 +18,7 @@ export interface Entries {
   count: number;
   /** rows the statement returned: one more than `count` when a page has a next one. */
   rows: number;
-  /** key of the last entry shown. */
+  /** the `key` column of the last entry shown: where the next page starts. */
   last?: string;
   /** keys and ids of the entries shown, in order (only when asked for, else empty). */
   rids: string[];
@@ -56,17 +55,20 @@ function entryParts(base: string, mode: RenderOptions['mode']): readonly [string
   return parts;
 }
 
-/** The statement that renders the rows of `rows` (rid, type, id, content in key order). */
+/**
+ * The statement that renders `rows`: (rid, type, id, content, ord, key), `ord` the entry's place in
+ * the Bundle, `key` where a next page would start after it.
+ */
 export function renderStatement(rows: Statement, o: RenderOptions): Statement {
   const shown = sql`p.n <= ${o.shown}`;
   const [prefix, suffix] = entryParts(o.base, o.mode);
   const entry = sql`'{"fullUrl":' || to_json(${prefix}::text || p.type || '/' || p.id)::text || ',"resource":' || p.content || ${suffix}::text`;
   return sql`
-    select count(*) as rows, max(p.rid) filter (where ${shown}) as last,
-      ${o.keys ? sql`string_agg(p.rid::text, ',' order by p.rid) filter (where ${shown})` : sql`null`} as rids,
-      ${o.keys ? sql`string_agg(p.id, ',' order by p.rid) filter (where ${shown})` : sql`null`} as ids,
-      string_agg(${entry}, ',' order by p.rid) filter (where ${shown}) as entries
-    from (select q.rid, q.type, q.id, q.content, row_number() over (order by q.rid) as n from (${rows}) q) p`;
+    select count(*) as rows, (array_agg(p.key order by p.n desc) filter (where ${shown}))[1] as last,
+      ${o.keys ? sql`string_agg(p.rid::text, ',' order by p.n) filter (where ${shown})` : sql`null`} as rids,
+      ${o.keys ? sql`string_agg(p.id, ',' order by p.n) filter (where ${shown})` : sql`null`} as ids,
+      string_agg(${entry}, ',' order by p.n) filter (where ${shown}) as entries
+    from (select q.rid, q.type, q.id, q.content, q.key, row_number() over (order by q.ord) as n from (${rows}) q) p`;
 }
 
 const list = (b: Buffer | null) => (b === null || b.length === 0 ? [] : b.toString('latin1').split(','));
@@ -78,7 +80,7 @@ export async function fetchEntries(db: Sql, rows: Statement, o: RenderOptions): 
     json: json ?? Buffer.alloc(0),
     count: Math.min(n, o.shown),
     rows: n,
-    last: last?.toString('latin1'),
+    last: last?.toString('utf8'),
     // ids are [A-Za-z0-9.-] (src/fhir/reference.ts ID_RE): no comma, ASCII.
     rids: list(rids),
     ids: list(ids),
@@ -86,25 +88,39 @@ export async function fetchEntries(db: Sql, rows: Statement, o: RenderOptions): 
 }
 
 /**
- * The page of matches after `after` (keyset), `_count` entries and whether there is a next page.
- * `_summary` and `_elements` subset each resource here, in JavaScript, from the rows themselves.
+ * The page of matches: `_count` entries of `rows` and whether there is a next page (the statement
+ * asks for one more). `_summary` and `_elements` subset each resource here, in JavaScript, from the
+ * rows themselves.
  */
-export async function fetchPage(ctx: CompileContext, req: SearchRequest, after: string | undefined, base: string, keys: boolean): Promise<Entries> {
-  const rows = pageQuery(ctx, req, after, req.count + 1);
-  if (!subsetting(req)) return fetchEntries(ctx.db, rows, { base, mode: 'match', shown: req.count, keys });
-  const raw = (await run(ctx.db, rows).raw()) as unknown as Buffer[][];
-  const shown = raw.slice(0, req.count);
+export async function fetchPage(db: Sql, req: SearchRequest, rows: Statement, base: string, keys: boolean, shown = req.count): Promise<Entries> {
+  if (!subsetting(req)) return fetchEntries(db, rows, { base, mode: 'match', shown, keys });
+  const raw = (await run(db, rows).raw()) as unknown as Buffer[][];
+  const page = raw.slice(0, shown);
   const parts: (string | Buffer)[] = [];
-  shown.forEach(([, type, id, content], i) => {
+  page.forEach(([, type, id, content], i) => {
     const url = `${base}/${type.toString('utf8')}/${id.toString('utf8')}`;
     parts.push(`${i ? ',' : ''}{"fullUrl":${JSON.stringify(url)},"resource":`, subset(req, content), ',"search":{"mode":"match"}}');
   });
   return {
     json: concat(parts),
-    count: shown.length,
+    count: page.length,
     rows: raw.length,
-    last: shown.at(-1)?.[0].toString('latin1'),
-    rids: shown.map(([rid]) => rid.toString('latin1')),
-    ids: shown.map(([, , id]) => id.toString('latin1')),
+    last: page.at(-1)?.[5].toString('utf8'),
+    rids: page.map(([rid]) => rid.toString('latin1')),
+    ids: page.map(([, , id]) => id.toString('latin1')),
+  };
+}
+
+/** Two runs of entries as one: `a`'s, then `b`'s (a sorted page that crosses from phase 1 to 2). */
+export function concatEntries(a: Entries, b: Entries): Entries {
+  if (a.count === 0) return { ...b, rows: a.rows + b.rows };
+  if (b.rows === 0) return a;
+  return {
+    json: b.count ? concat([a.json, ',', b.json]) : a.json,
+    count: a.count + b.count,
+    rows: a.rows + b.rows,
+    last: b.count ? b.last : a.last,
+    rids: [...a.rids, ...b.rids],
+    ids: [...a.ids, ...b.ids],
   };
 }

@@ -1,12 +1,15 @@
 import type { Sql } from '../db.ts';
-import { containsNeedle, countQuery, heavySearch, likeEscape, matchSet, valueIndependent, type CompileContext } from '../fhir/compile.ts';
+import { containsNeedle, countQuery, heavySearch, likeEscape, matchSet, pageQuery, valueIndependent, type CompileContext } from '../fhir/compile.ts';
+import type { CursorState } from '../fhir/cursor.ts';
+import { hasPhase2, sortedPageQuery } from '../fhir/sort.ts';
 import { normalize, prefixUpperBound } from '../fhir/normalize.ts';
 import { join, run, sql, type Statement } from '../fhir/statement.ts';
 import type { CursorCodec } from '../fhir/cursor.ts';
 import { FhirError } from '../fhir/outcome.ts';
 import type { Condition, IncludeSpec, SearchRequest } from '../fhir/search-request.ts';
+import type { BoundParam } from '../registry/index.ts';
 import type { Lane } from './lane.ts';
-import { Entries, fetchEntries, fetchPage } from './render.ts';
+import { concatEntries, Entries, fetchEntries, fetchPage } from './render.ts';
 
 /**
  * Executes a SearchRequest: the page, the total, the included resources. The Bundle's entries are
@@ -79,7 +82,32 @@ export class SystemLookup {
     for (const { param, needle } of needles) if (await this.isCommon(db, param, needle, req.count + 1)) commonNeedles.add(`${param}/${needle}`);
     const rarePrefixes = new Set<string>();
     for (const { param, norm } of prefixes) if (await this.isRarePrefix(db, lookups, param, norm, req.count + 1)) rarePrefixes.add(`${param}/${norm}`);
-    return { db, systemId: (uri) => this.cache.get(uri), commonNeedles, rarePrefixes };
+    const ctx: CompileContext = { db, systemId: (uri) => this.cache.get(uri), commonNeedles, rarePrefixes };
+    if (req.sort.length && req.conditions.length && req.count > 0) ctx.sortWalk = await this.walksSortKey(ctx, lookups, req);
+    return ctx;
+  }
+
+  /**
+   * A sorted search with conditions walks its first key's index, probing the conditions for each
+   * resource read, unless its matches are fewer than the crossover: reading and sorting them then
+   * costs less than walking past the resources that do not match (src/fhir/sort.ts). The matches
+   * are counted, up to the crossover.
+   */
+  private async walksSortKey(ctx: CompileContext, lookups: Sql, req: SearchRequest): Promise<boolean> {
+    const first = req.sort[0].param;
+    const crossover = Math.ceil(Math.sqrt(((req.count + 1) * (await this.keyRows(ctx.db, first, req.type))) / SORT_ROW_COST));
+    const criteria = req.criteria.map(([k, v]) => `${k}=${v}`).sort().join('&');
+    return this.decided(`sort/${req.type}/${first.id}/${criteria}/${crossover}`, async () => {
+      const [{ n }] = await run<{ n: string }[]>(lookups, sql`select count(*) as n from (${matchSet(ctx, req)} limit ${crossover}) x`);
+      return Number(n) >= crossover;
+    });
+  }
+
+  /** Estimated index rows of a sort key (for `_id`, the resources of the type), refreshed every minute. */
+  private async keyRows(db: Sql, param: BoundParam, type: string): Promise<number> {
+    if (param.column === 'id') return this.estimate(db, `type/${type}`, sql`select 1 from resource r where r.type = ${type}`);
+    if (param.type === 'date') return this.estimate(db, `date/${param.id}`, sql`select 1 from date_idx d where d.param = ${param.id}`);
+    return this.rowsOf(db, param.id);
   }
 
   /**
@@ -125,14 +153,18 @@ export class SystemLookup {
     });
   }
 
-  /** Estimated rows of each string parameter, refreshed every minute. */
-  private paramRows = new Map<number, { n: number; at: number }>();
+  /** Planner estimates of rows (a string parameter, a sort key), refreshed every minute. */
+  private paramRows = new Map<string, { n: number; at: number }>();
 
-  private async rowsOf(db: Sql, param: number): Promise<number> {
-    const hit = this.paramRows.get(param);
+  private rowsOf(db: Sql, param: number): Promise<number> {
+    return this.estimate(db, `string/${param}`, sql`select 1 from string_idx s where s.param = ${param}`);
+  }
+
+  private async estimate(db: Sql, key: string, rows: Statement): Promise<number> {
+    const hit = this.paramRows.get(key);
     if (hit && Date.now() - hit.at < 60_000) return hit.n;
-    const n = await planRows(db, sql`select 1 from string_idx s where s.param = ${param}`);
-    this.paramRows.set(param, { n, at: Date.now() });
+    const n = await planRows(db, rows);
+    this.paramRows.set(key, { n, at: Date.now() });
     return n;
   }
 
@@ -169,6 +201,12 @@ const RANGE_ROW_COST = 8;
  * (p99 69 ms) against 1.45 s (p99 44 ms) with 16.
  */
 const CONTAINS_ROW_COST = 16;
+
+/**
+ * Cost of a match read and sorted against a resource read by a sort key's walk (an index entry, the
+ * check that it is the resource's key, the probes of the conditions).
+ */
+const SORT_ROW_COST = 0.5;
 
 async function planRows(db: Sql, query: Statement): Promise<number> {
   const [row] = await run<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>(db, sql`explain (format json) ${query}`);
@@ -219,7 +257,7 @@ export function includeStatement(req: SearchRequest, page: { rids: string[]; ids
   }
   if (sources.length === 0) return undefined;
   return sql`
-    select r.rid, r.type, r.id, r.content::text as content from resource r
+    select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key from resource r
     where r.rid in (${join(sources, 'union')}) and r.rid <> all(${page.rids}::bigint[])
     order by r.rid limit ${limit}`;
 }
@@ -259,7 +297,7 @@ export async function runSearch(deps: SearchDeps, req: SearchRequest, base: stri
   const keys = req.include.length > 0 || req.revinclude.length > 0;
   let page: Entries;
   try {
-    page = await fetchPage(ctx, req, state?.after, base, keys);
+    page = await fetchMatches(ctx, req, state, base, keys);
   } catch (err) {
     if (isTimeout(err)) throw new FhirError(503, 'timeout', 'the search took too long and was cancelled; narrow it down with more selective parameters');
     throw err;
@@ -279,6 +317,29 @@ export async function runSearch(deps: SearchDeps, req: SearchRequest, base: stri
     if (inc.capped) warnings.push(`more than ${deps.includeCap} resources to include on this page: only the first ${deps.includeCap} are given`);
     includes = inc.entries;
   }
-  const next = hasNext ? deps.cursors.encode(req, { after: page.last!, total: req.total === 'estimate' ? undefined : total }) : undefined;
+  const next = hasNext ? deps.cursors.encode(req, { ...cursorAfter(req, page.last!), total: req.total === 'estimate' ? undefined : total }) : undefined;
   return { matches: page, includes, total, next, warnings };
+}
+
+/**
+ * The page of matches after the cursor. A sorted page is read from its phase (src/fhir/sort.ts):
+ * phase 1 first, then, when phase 1 ends within the page, the start of phase 2.
+ */
+async function fetchMatches(ctx: CompileContext, req: SearchRequest, state: CursorState | undefined, base: string, keys: boolean): Promise<Entries> {
+  if (req.sort.length === 0) return fetchPage(ctx.db, req, pageQuery(ctx, req, state?.after, req.count + 1), base, keys);
+  const cursor = state?.sort ? { ...state.sort, rid: state.after } : undefined;
+  let page = Entries.none;
+  if (cursor?.phase !== 2) {
+    page = await fetchPage(ctx.db, req, sortedPageQuery(ctx, req, 1, cursor, req.count + 1), base, keys);
+    if (page.rows > req.count || !hasPhase2(req)) return page;
+  }
+  const rest = sortedPageQuery(ctx, req, 2, cursor?.phase === 2 ? cursor : undefined, req.count + 1 - page.rows);
+  return concatEntries(page, await fetchPage(ctx.db, req, rest, base, keys, req.count - page.count));
+}
+
+/** The cursor state of the row whose `key` column is `last`: a rid, or a sorted row's JSON key. */
+function cursorAfter(req: SearchRequest, last: string): Pick<CursorState, 'after' | 'sort'> {
+  if (req.sort.length === 0) return { after: last };
+  const [phase, ...rest] = JSON.parse(last) as [1 | 2, ...string[]];
+  return { after: rest.at(-1)!, sort: { phase, keys: rest.slice(0, -1) } };
 }

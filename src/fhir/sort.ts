@@ -1,0 +1,199 @@
+import type { BoundParam } from '../registry/index.ts';
+import { matchSet, probe, type CompileContext } from './compile.ts';
+import type { SearchRequest, SortKey } from './search-request.ts';
+import { ident, join, sql, type Statement } from './statement.ts';
+
+/**
+ * `_sort` as keyset paging. A resource's key for a string parameter is its lowest folded value
+ * ascending, its highest descending; for `_lastUpdated` its instant, for `_id` its id. Ties are
+ * broken by the resource key (rid), in the direction of the first sort key.
+ *
+ * A sorted search is read in two phases. Phase 1: the resources with a value for the first key, in
+ * the order of that key's index (walked from the cursor, each resource at its lowest or highest
+ * row, the conditions checked per candidate), later keys sorted within equal first keys. Phase 2:
+ * the resources without a first-key value, which sort last in both directions, ordered by the
+ * other keys and rid. The cursor is the last row's phase, keys and rid: every page starts where
+ * the previous one ended, at the same cost at any depth.
+ *
+ * Keys travel as text: strings as folded, instants as ISO text (cast back to timestamptz), ids as
+ * they are. A missing later key is replaced by a sentinel beyond every value, so comparisons are
+ * total and it still sorts last.
+ */
+
+/** How a sort key is stored: its table, its column, and what a missing value becomes. */
+interface KeySource {
+  table: 'string_idx' | 'date_idx' | 'resource';
+  column: 'norm' | 'low' | 'id';
+  /** the SQL type a cursor's text value is cast to. */
+  cast: 'text' | 'timestamptz';
+  /** beyond every value in the direction of the sort (missing sorts last). */
+  sentinel(desc: boolean): string;
+}
+
+const SOURCES: Record<'string' | 'date' | 'id', KeySource> = {
+  // Folded values never hold U+10FFFF (normalize turns unassigned and private characters into spaces).
+  string: { table: 'string_idx', column: 'norm', cast: 'text', sentinel: (desc) => (desc ? '' : '\u{10FFFF}') },
+  date: { table: 'date_idx', column: 'low', cast: 'timestamptz', sentinel: (desc) => (desc ? '-infinity' : 'infinity') },
+  id: { table: 'resource', column: 'id', cast: 'text', sentinel: (desc) => (desc ? '' : '\u{10FFFF}') },
+};
+
+export function sourceOf(param: BoundParam): KeySource {
+  if (param.column === 'id') return SOURCES.id;
+  if (param.type === 'date') return SOURCES.date;
+  if (param.type === 'string') return SOURCES.string;
+  throw new Error(`${param.code} cannot sort`);
+}
+
+/** The sort keys that apply to a resource type (the registry's `sortable`). */
+export const sortable = (param: BoundParam): boolean => param.sortable === true && (param.column === 'id' || param.type === 'date' || param.type === 'string');
+
+/** Where a sorted page starts: after the row of this phase, keys and rid. */
+export interface SortCursor {
+  phase: 1 | 2;
+  /** phase 1: every key; phase 2: every key but the first. */
+  keys: string[];
+  rid: string;
+}
+
+const cmp = (desc: boolean) => (desc ? '<' : '>');
+// A date key's text is cast in SQL (a parameter typed timestamptz would go through the driver's Date serializer).
+const typed = (src: KeySource, v: string): Statement => (src.cast === 'timestamptz' ? sql`${v}::text::timestamptz` : sql`${v}::text`);
+
+/** The key of the resource `rid` for a sort key; null when it has no value. */
+function keyValue(key: SortKey, rid: Statement): Statement {
+  const src = sourceOf(key.param);
+  const col = ident(src.column);
+  if (src.table === 'resource') return sql`(select o.id from resource o where o.rid = ${rid})`;
+  const agg = key.desc ? sql`max(o.${col})` : sql`min(o.${col})`;
+  return sql`(select ${agg} from ${ident(src.table)} o where o.param = ${key.param.id} and o.rid = ${rid})`;
+}
+
+/** The key of the resource `rid` for a later sort key, never null. */
+function keyExpr(key: SortKey, rid: Statement): Statement {
+  const src = sourceOf(key.param);
+  return src.table === 'resource' ? keyValue(key, rid) : sql`coalesce(${keyValue(key, rid)}, ${typed(src, src.sentinel(key.desc))})`;
+}
+
+/**
+ * `(k1, …, kn, rid)` strictly after the cursor's values in the sort's order, written out key by key
+ * so that each key keeps its own direction.
+ */
+function after(keys: { expr: Statement; desc: boolean; value: Statement }[]): Statement {
+  const alternatives = keys.map((k, i) => join([...keys.slice(0, i).map((e) => sql`${e.expr} = ${e.value}`), sql`${k.expr} ${rawOp(cmp(k.desc))} ${k.value}`], 'and'));
+  return sql`(${join(alternatives, 'or')})`;
+}
+
+/** An operator of the code's own (never a value). */
+function rawOp(op: '<' | '>'): Statement {
+  return op === '<' ? sql`<` : sql`>`;
+}
+
+const direction = (desc: boolean) => (desc ? sql`desc` : sql`asc`);
+
+/** A phase's keys: the rows (rid, key, s1…sn) in page order, and how to number them again. */
+interface PhaseRows {
+  rows: Statement;
+  /** the page order over the output columns s1…sn and rid. */
+  order: Statement;
+}
+
+function outputOrder(dirs: boolean[], ridDesc: boolean): Statement {
+  return join([...dirs.map((d, i) => sql`${ident(`s${i + 1}`)} ${direction(d)}`), sql`rid ${direction(ridDesc)}`], ',');
+}
+
+/**
+ * Phase 1: the resources with a first-key value. Walked in the order of that key's index (each
+ * resource once, at its lowest or highest row) with the conditions probed per candidate, when the
+ * matches are many (src/store/search.ts decides, `sortWalk`); else every match read and sorted.
+ */
+function phase1(ctx: CompileContext, req: SearchRequest, cursor: SortCursor | undefined, limit: number): PhaseRows {
+  const [first, ...rest] = req.sort;
+  const src = sourceOf(first.param);
+  const walk = ctx.sortWalk !== false || req.conditions.length === 0;
+  const alias = walk ? 'w' : 'm';
+  const rid = sql`${ident(alias)}.rid`;
+  const col = walk ? sql`w.${ident(src.column)}` : sql`m.s1`;
+  const where: Statement[] = [];
+  let from: Statement;
+  if (!walk) {
+    from = sql`(select m.rid, ${keyValue(first, sql`m.rid`)} as s1 from (${matchSet(ctx, req)}) m) m`;
+    where.push(sql`m.s1 is not null`);
+  } else if (src.table === 'resource') {
+    from = sql`resource w`;
+    where.push(sql`w.type = ${req.type}`);
+  } else {
+    from = sql`${ident(src.table)} w`;
+    where.push(sql`w.param = ${first.param.id}`);
+    // The row that is the resource's key: none of its rows of this parameter comes before it (a
+    // second row of the same folded value is told apart by its stored text, or its end).
+    const other = sql`o.${ident(src.column)}`;
+    const tie = ident(src.table === 'string_idx' ? 'exact' : 'high');
+    const op = rawOp(first.desc ? '>' : '<');
+    where.push(sql`not exists (select 1 from ${ident(src.table)} o where o.param = ${first.param.id} and o.rid = w.rid
+      and (${other} ${op} ${col} or (${other} = ${col} and o.${tie} ${op} w.${tie})))`);
+  }
+  // Walked, a condition is a probe of its index for the candidate, never a set built first.
+  if (walk) for (const c of req.conditions) where.push(probe(ctx, c, req.type, 'w'));
+  const later = rest.map((k) => keyExpr(k, rid));
+  if (cursor?.phase === 1) {
+    const start = typed(src, cursor.keys[0]);
+    const last = sql`${cursor.rid}::bigint`;
+    // One key: a row comparison, where the key's index starts its scan. More: the first key bounds
+    // the scan, the others decide within equal first keys.
+    if (rest.length === 0) where.push(sql`(${col}, ${rid}) ${rawOp(cmp(first.desc))} (${start}, ${last})`);
+    else {
+      where.push(sql`${col} ${first.desc ? sql`<=` : sql`>=`} ${start}`);
+      where.push(
+        after([
+          { expr: col, desc: first.desc, value: start },
+          ...rest.map((k, i) => ({ expr: later[i], desc: k.desc, value: typed(sourceOf(k.param), cursor.keys[i + 1]) })),
+          { expr: rid, desc: first.desc, value: last },
+        ]),
+      );
+    }
+  }
+  const columns = [col, ...later].map((e, i) => sql`${e} as ${ident(`s${i + 1}`)}`);
+  const order = outputOrder(req.sort.map((k) => k.desc), first.desc);
+  const key = join([sql`1`, col, ...later, sql`${rid}::text`], ',');
+  const rows = sql`select ${rid}, ${join(columns, ',')}, json_build_array(${key})::text as key from ${from}
+    where ${join(where, 'and')} order by ${order} limit ${limit}`;
+  return { rows, order };
+}
+
+/** Phase 2: the matches without a first-key value, by the other keys and rid. */
+function phase2(ctx: CompileContext, req: SearchRequest, cursor: SortCursor | undefined, limit: number): PhaseRows {
+  const [first, ...rest] = req.sort;
+  const src = sourceOf(first.param);
+  const later = rest.map((k) => keyExpr(k, sql`x.rid`));
+  const where: Statement[] = [sql`not exists (select 1 from ${ident(src.table)} o where o.param = ${first.param.id} and o.rid = x.rid)`];
+  if (cursor?.phase === 2) {
+    where.push(
+      after([
+        ...rest.map((k, i) => ({ expr: later[i], desc: k.desc, value: typed(sourceOf(k.param), cursor.keys[i]) })),
+        { expr: sql`x.rid`, desc: first.desc, value: sql`${cursor.rid}::bigint` },
+      ]),
+    );
+  }
+  const columns = later.map((e, i) => sql`${e} as ${ident(`s${i + 1}`)}`);
+  const order = outputOrder(rest.map((k) => k.desc), first.desc);
+  const key = join([sql`2`, ...later, sql`x.rid::text`], ',');
+  const rows = sql`select x.rid, ${join([...columns, sql`json_build_array(${key})::text as key`], ',')} from (${matchSet(ctx, req)}) x
+    where ${join(where, 'and')} order by ${order} limit ${limit}`;
+  return { rows, order };
+}
+
+/** Whether phase 2 can hold anything: every resource has an id. */
+export const hasPhase2 = (req: SearchRequest): boolean => sourceOf(req.sort[0].param).table !== 'resource';
+
+/**
+ * The rows (rid, type, id, content, ord, key) of one phase of a sorted page, in page order: at most
+ * `limit`, after `cursor` when it is of that phase.
+ */
+export function sortedPageQuery(ctx: CompileContext, req: SearchRequest, phase: 1 | 2, cursor: SortCursor | undefined, limit: number): Statement {
+  const { rows, order } = phase === 1 ? phase1(ctx, req, cursor, limit) : phase2(ctx, req, cursor, limit);
+  return sql`
+    select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key
+    from (select k.rid, k.key, row_number() over (order by ${order}) as ord from (${rows}) k) page
+    join resource r on r.rid = page.rid
+    order by page.ord`;
+}
