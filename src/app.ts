@@ -3,7 +3,8 @@ import { availableParallelism } from 'node:os';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { KeyStore } from './auth/keys.ts';
 import type { Config } from './config.ts';
-import type { Database, Sql } from './db.ts';
+import { probePools, type Database, type PoolState, type Sql } from './db.ts';
+import { classifyDbError, RETRY_AFTER_SECONDS } from './db-errors.ts';
 import { CursorCodec } from './fhir/cursor.ts';
 import { FhirError, outcome, type IssueType } from './fhir/outcome.ts';
 import type { Registry } from './registry/index.ts';
@@ -82,6 +83,8 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
     if (err instanceof FhirError) {
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+      // Every 503 says when to come back (a timeout, keys that could not be checked …).
+      if (err.status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
       return reply.code(err.status).type(FHIR_JSON).send(err.outcome);
     }
     const status = err.statusCode ?? 500;
@@ -89,8 +92,14 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
       // Fastify's own client errors (body too large, bad content type, malformed body …)
       return reply.code(status).type(FHIR_JSON).send(outcome('error', STATUS_CODE[status] ?? 'invalid', err.message));
     }
-    if ((err as { code?: string }).code === '57014') {
-      return reply.code(503).type(FHIR_JSON).send(outcome('error', 'timeout', 'the request took too long and was cancelled'));
+    const failure = classifyDbError(err);
+    if (failure) {
+      // Not a bug: the database is away, restarting or overloaded; the cause stays in the log.
+      req.log.warn({ err }, failure === 'timeout' ? 'statement timeout' : 'database unavailable');
+      reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+      return failure === 'timeout'
+        ? reply.code(503).type(FHIR_JSON).send(outcome('error', 'timeout', 'the request took too long and was cancelled'))
+        : reply.code(503).type(FHIR_JSON).send(outcome('error', 'transient', 'the database is unavailable just now: try again'));
     }
     req.log.error({ err }, 'request failed');
     return reply.code(500).type(FHIR_JSON).send(outcome('error', 'exception', 'internal server error'));
@@ -101,13 +110,14 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
   });
 
   app.get('/health', async () => ({ status: 'ok' }));
+  // Ready when every pool runs `select 1` within PROBE_DEADLINE_MS. A heavy connection answers
+  // only after the heavy search it runs: late while heavy searches run, it is busy, not broken.
   app.get('/ready', async (_req, reply) => {
-    try {
-      await deps.sql`select 1`;
-      return { status: 'ready' };
-    } catch {
-      return reply.code(503).send({ status: 'database unreachable' });
-    }
+    const pools: Record<string, PoolState> = await probePools({ sql: deps.sql, generic: deps.search.generic, heavy: deps.search.heavySql });
+    if (pools.heavy === 'timeout' && deps.search.heavy.load.active > 0) pools.heavy = 'busy';
+    const failed = Object.keys(pools).filter((name) => pools[name] !== 'ok' && pools[name] !== 'busy');
+    if (failed.length === 0) return { status: 'ready', pools };
+    return reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).send({ status: 'unavailable', failed, pools });
   });
 
   await app.register(async (scope) => fhirRoutes(scope, deps));

@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import postgres from 'postgres';
+import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,17 +50,24 @@ export interface ConnectOptions {
 
 /**
  * Sockets with TCP_NODELAY: postgres.js leaves Nagle's algorithm on, so a COPY (data, then CopyDone
- * in a second small write) waited for the peer's delayed ACK — 40 ms per COPY statement.
+ * in a second small write) waited for the peer's delayed ACK.
+ *
+ * The socket is handed over at once, still connecting, as postgres.js's own would be: its error and
+ * close listeners are there before the connection can fail, so a refused or lost connection reaches
+ * its reconnection (a socket handed over only once connected left a refused reconnect "connecting"
+ * for ever), and its connect_timeout covers the attempt. A connect error raised synchronously
+ * (ENETUNREACH) is emitted before postgres.js listens: it is held and handed to its listener.
  */
-function noDelaySocket(options: { host: string[]; port: number[] }): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const s = connect({ host: options.host[0], port: options.port[0], noDelay: true });
-    s.once('connect', () => {
-      s.off('error', reject);
-      resolve(s);
-    });
-    s.once('error', reject);
-  });
+function noDelaySocket(options: { host: string[]; port: number[] }): Socket {
+  const socket = connect({ host: options.host[0], port: options.port[0], noDelay: true });
+  let early: Error | undefined;
+  const hold = (err: Error) => void (early = err);
+  const adopt = (event: string | symbol, listener: (err: Error) => void) => {
+    if (event !== 'error') return;
+    socket.off('newListener', adopt).off('error', hold);
+    if (early) process.nextTick(listener, early);
+  };
+  return socket.on('error', hold).on('newListener', adopt);
 }
 
 export interface ConnectUrlOptions {
@@ -88,12 +96,25 @@ const TIMESTAMPTZ = {
   parse: (x: string) => new Date(x),
 };
 
+/**
+ * Seconds before a connection tries again after a failed attempt: postgres.js's default grows to
+ * 20 s after a few refusals, longer than any restart, so a pool would stay away well after the
+ * database is back. Capped, searches come back within half a second of it.
+ */
+const reconnectBackoff = (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.01 * 2 ** retries, 0.5);
+
+/** Seconds a connection attempt may take (postgres.js: 30) before it fails and is tried again. */
+const CONNECT_TIMEOUT_S = 5;
+
 export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
+  assertPatchedDriver();
   const u = new URL(url);
   const tcp = !u.searchParams.has('host') && u.hostname !== '';
   return postgres(url, {
     max: opts.max ?? 10,
     onnotice: () => {},
+    backoff: reconnectBackoff,
+    connect_timeout: CONNECT_TIMEOUT_S,
     ...(tcp ? { socket: noDelaySocket as never } : {}),
     types: { date: TIMESTAMPTZ } as never,
     connection: {
@@ -101,6 +122,71 @@ export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
       ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
     },
   });
+}
+
+/**
+ * The installed postgres.js must carry patches/postgres+3.4.9.patch (applied by `npm install`): each
+ * hunk fixes a failure users meet (a result of another shape after a failed statement, a refused
+ * COPY that hangs, a pool queue that grows for ever). Checked once, on the copy this process loads.
+ */
+const DRIVER_FIXES: [string, string, RegExp][] = [
+  ['connection.js', 'the row counter reset after an error (porsager/postgres#1181)', /function ErrorResponse\(x\) \{\s*(?:\/\/[^\n]*\s*)*rows = 0/],
+  ['connection.js', 'the end of a refused COPY (porsager/postgres#1173)', /copy\.serverDone = true/],
+  ['queue.js', 'the bounded queue of idle connections', /xs = xs\.slice\(index\)/],
+];
+const DRIVER_VERSION = '3.4.9';
+let driverChecked = false;
+
+export function driverProblems(dir = fileURLToPath(new URL('.', import.meta.resolve('postgres')))): string[] {
+  const problems: string[] = [];
+  const pkg = path.join(dir, '..', 'package.json');
+  const version = existsSync(pkg) ? (JSON.parse(readFileSync(pkg, 'utf8')) as { version?: string }).version : undefined;
+  if (version !== DRIVER_VERSION) problems.push(`version ${version ?? 'unknown'} instead of ${DRIVER_VERSION}`);
+  for (const [file, fix, marker] of DRIVER_FIXES) {
+    const f = path.join(dir, file);
+    if (!existsSync(f) || !marker.test(readFileSync(f, 'utf8'))) problems.push(`${file} lacks ${fix}`);
+  }
+  return problems;
+}
+
+function assertPatchedDriver(): void {
+  if (driverChecked) return;
+  const problems = driverProblems();
+  if (problems.length > 0) {
+    throw new Error(
+      `the PostgreSQL driver (node_modules/postgres) is not the patched postgres.js ${DRIVER_VERSION} this server needs: ${problems.join('; ')}. ` +
+        'Run `npm ci` (or `npx patch-package`) so that patches/postgres+3.4.9.patch is applied.',
+    );
+  }
+  driverChecked = true;
+}
+
+/** How long /ready waits for each pool's `select 1`. */
+export const PROBE_DEADLINE_MS = 1000;
+
+/** 'ok', 'timeout' (no answer within the deadline) or the error code of a pool's `select 1`. */
+export type PoolState = 'ok' | 'timeout' | (string & {});
+
+/**
+ * Runs `select 1` on every pool at once, each bounded by `deadlineMs`. A late probe is left to
+ * finish on its own: postgres.js's cancel of a statement already sent opens a connection of its
+ * own, whose failure during an outage would be an unhandled rejection.
+ */
+export async function probePools(pools: Pools, deadlineMs = PROBE_DEADLINE_MS): Promise<Record<keyof Pools, PoolState>> {
+  const probe = async (sql: Sql): Promise<PoolState> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<PoolState>((resolve) => (timer = setTimeout(resolve, deadlineMs, 'timeout')));
+    try {
+      return await Promise.race([sql`select 1`.then((): PoolState => 'ok'), late]);
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      return typeof code === 'string' ? code : 'error';
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const [sql, generic, heavy] = await Promise.all([probe(pools.sql), probe(pools.generic), probe(pools.heavy)]);
+  return { sql, generic, heavy };
 }
 
 /**
