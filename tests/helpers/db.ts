@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import postgres from 'postgres';
 import { connectPools, endPools, migrate, openDatabase, type Database } from '../../src/db.ts';
+import { startEmbedded } from '../../src/embedded.ts';
 
 /**
  * A real, empty, migrated PostgreSQL database for one test file: a throw-away embedded cluster by
@@ -36,4 +40,38 @@ export async function testDatabase(t: Teardown): Promise<Database> {
   };
   t.teardown(() => db.close());
   return db;
+}
+
+/**
+ * An embedded PostgreSQL of the test's own, in a folder of its own and on a port that stays its
+ * own across restarts, whatever DATABASE_URL says: a fault test stops and starts it, and must
+ * never stop a server other tests or people use.
+ */
+export interface OwnCluster {
+  url: string;
+  /** the folder of the cluster's files (postmaster.pid names its postmaster). */
+  pgdata: string;
+  /** fast shutdown: sessions are terminated (57P01), then new connections are refused. */
+  stop(): Promise<void>;
+  /** starts it again on the same files and port; resolves once it accepts connections. */
+  start(): Promise<void>;
+}
+
+export async function ownCluster(t: Teardown): Promise<OwnCluster> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'fault-pg-'));
+  await chmod(dir, 0o755); // the postgres user must reach it when the tests run as root
+  let handle = await startEmbedded({ dataDir: dir, persistent: true, profile: 'test' });
+  const port = Number(new URL(handle.url).port);
+  t.teardown(async () => {
+    await handle.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return {
+    url: handle.url,
+    pgdata: path.join(dir, 'pg'),
+    stop: () => handle.stop(),
+    start: async () => {
+      handle = await startEmbedded({ dataDir: dir, persistent: true, profile: 'test', port });
+    },
+  };
 }
