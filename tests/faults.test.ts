@@ -5,11 +5,11 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, makeDeps } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { connectPools, connectUrl, driverProblems, endPools, migrate, type Database, type Pools } from '../src/db.ts';
+import { connectPools, connectUrl, driverProblems, endPools, migrate, type Pools } from '../src/db.ts';
 import { classifyDbError } from '../src/db-errors.ts';
 import { registry } from '../src/registry/index.ts';
 import { FIXTURES, load, testApp } from './helpers/app.ts';
-import { ownCluster, type OwnCluster } from './helpers/db.ts';
+import { ownCluster, poolsOn, type OwnCluster, type Teardown } from './helpers/db.ts';
 import { API_KEY } from './helpers/search.ts';
 
 /**
@@ -91,18 +91,6 @@ function recoveries(answers: Answer[][], back: number): number[] {
     const first = mine.find((a) => a.start >= back && a.status === 200 && check.get(a.url)?.(JSON.parse(a.body!)) !== false);
     return first ? first.end - back : Infinity;
   });
-}
-
-/** A migrated database on `url` with the server's three pools, for testApp. */
-function poolsOn(t: Teardown, url: string): Database {
-  const pools = connectPools(url, { max: 2, genericMax: 2, heavyMax: 2 });
-  const close = () => endPools(pools, 1);
-  t.teardown(close);
-  return { ...pools, url, embedded: false, close };
-}
-
-interface Teardown {
-  teardown(fn: () => unknown): void;
 }
 
 /** The server on `cluster`, with the hand-checked fixtures loaded. */

@@ -10,7 +10,7 @@ import { startEmbedded } from '../../src/embedded.ts';
  * A real, empty, migrated PostgreSQL database for one test file: a throw-away embedded cluster by
  * default, or a fresh database created on DATABASE_URL's server (dropped at the end) when it is set.
  */
-interface Teardown {
+export interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
@@ -74,4 +74,15 @@ export async function ownCluster(t: Teardown): Promise<OwnCluster> {
       handle = await startEmbedded({ dataDir: dir, persistent: true, profile: 'test', port });
     },
   };
+}
+
+/**
+ * A Database on `url` with the server's three pools (two connections each, none opened before its
+ * first query), closed at the end; the schema is not migrated.
+ */
+export function poolsOn(t: Teardown, url: string, opts: { statementTimeoutMs?: number } = {}): Database {
+  const pools = connectPools(url, { max: 2, genericMax: 2, heavyMax: 2, ...opts });
+  const close = () => endPools(pools, 1);
+  t.teardown(close);
+  return { ...pools, url, embedded: false, close };
 }
