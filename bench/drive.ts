@@ -1,11 +1,13 @@
-// Load drivers: autocannon against a server on 127.0.0.1 (paths drawn at random per request) and
-// the same searches as SQL through postgres.js, both for a fixed duration at a fixed concurrency.
+// Load drivers: wrk or autocannon against a server on 127.0.0.1 (paths drawn at random per request),
+// the mixed run (classes drawn at random, latencies by class) and the same searches as SQL through
+// postgres.js, each for a fixed duration at a fixed concurrency.
 // Latencies are recorded per request with sub-millisecond precision (autocannon's own histogram
 // rounds to whole milliseconds, too coarse for a 3 ms target).
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import http from 'node:http';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +16,9 @@ import type { Config } from '../src/config.ts';
 import { Rng } from '../src/generate/prng.ts';
 import { execOp, type FloorOp } from './floor.ts';
 import type { SearchDeps } from '../src/store/search.ts';
+
+/** A progress line on stderr, with the time. */
+export const log = (msg: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
 export interface RunStats {
   concurrency: number;
@@ -100,7 +105,7 @@ export interface HttpRunOptions {
  * started once and kept for every run, so its code stays warm), so that its latencies do not depend
  * on the heap of the bench process: autocannon's reads stall for every garbage collection of the
  * process it runs in, and a bench process holding 0.5 GB of objects turned the slowest of 16
- * concurrent 2 MB pages from 0.46 s into 0.9–1.15 s.
+ * concurrent 2 MB pages from 0.46 s into 0.9–1.15 s. The mixed run's generator runs there too.
  */
 let loadgen: {
   child: ChildProcess;
@@ -134,6 +139,9 @@ function loadGenerator(): NonNullable<typeof loadgen> {
   loadgen = lg;
   return lg;
 }
+
+/** A run the load generator process does: autocannon on one class, or the mixed run. */
+export type LoadgenJob = { kind: 'autocannon'; opts: HttpRunOptions } | { kind: 'mixed'; opts: MixedRunOptions };
 
 /**
  * The HTTP load generators of the runs. At concurrency 16, wrk (a C program, one thread) when it is
@@ -177,7 +185,7 @@ export function loadGeneratorName(concurrency: number): string {
 
 export function httpRun(opts: HttpRunOptions): Promise<RunStats> {
   if (loadGeneratorName(opts.concurrency) !== 'autocannon') return wrkRun(opts);
-  return autocannonChildRun(opts);
+  return childRun({ kind: 'autocannon', opts });
 }
 
 /** wrk's script: a path drawn at random for each request; the run's figures as one JSON line. */
@@ -246,14 +254,19 @@ export async function wrkRun(opts: HttpRunOptions): Promise<RunStats> {
   return st;
 }
 
-function autocannonChildRun(opts: HttpRunOptions): Promise<RunStats> {
+function childRun<T extends RunStats>(job: LoadgenJob): Promise<T> {
   const lg = loadGenerator();
   if (lg.pending) return Promise.reject(new Error('load generator: one run at a time'));
-  return new Promise<RunStats>((resolve, reject) => {
-    lg.pending = { resolve, reject };
+  return new Promise<T>((resolve, reject) => {
+    lg.pending = { resolve: resolve as (s: RunStats) => void, reject };
     lg.hold(true);
-    lg.child.send(opts);
+    lg.child.send(job);
   });
+}
+
+/** The runs of the load generator process (bench/loadgen.ts). */
+export function loadgenJob(job: LoadgenJob): Promise<RunStats> {
+  return job.kind === 'mixed' ? mixedRun(job.opts) : autocannonRun(job.opts);
 }
 
 /** One run of autocannon in this process (bench/loadgen.ts calls it in a child process). */
@@ -292,6 +305,88 @@ export async function autocannonRun(opts: HttpRunOptions): Promise<RunStats> {
   st.meanBytes = lat.n ? bytes / lat.n : 0;
   if (firstError) st.firstError = firstError;
   return st;
+}
+
+export interface MixedRunOptions {
+  port: number;
+  /** each request draws a class uniformly, then one of its paths. */
+  classes: { name: string; paths: string[] }[];
+  concurrency: number;
+  durationS: number;
+  headers: Record<string, string>;
+  seed: number;
+}
+
+/** The mixed run's figures: all requests, and each class's (its errors included). */
+export interface MixedStats extends RunStats {
+  classes: Record<string, RunStats>;
+}
+
+/** One GET on a keep-alive connection of `agent`, read to its end: its status. */
+function get(agent: http.Agent, port: number, path: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
+      res.on('data', () => {});
+      res.once('end', () => resolve(res.statusCode ?? 0));
+      res.once('error', reject);
+    });
+    req.setTimeout(60_000, () => req.destroy(new Error('timeout after 60 s')));
+    req.once('error', reject);
+  });
+}
+
+/**
+ * Classes mixed at one concurrency, each request's latency recorded under its class: node:http,
+ * one keep-alive connection per concurrent client (wrk and autocannon cannot attribute requests).
+ */
+export async function mixedRun(opts: MixedRunOptions): Promise<MixedStats> {
+  const rng = new Rng(opts.seed, 972);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
+  const all = new Latencies();
+  const per = opts.classes.map(() => ({ lat: new Latencies(), errors: 0, firstError: undefined as string | undefined }));
+  const t0 = performance.now();
+  const end = t0 + opts.durationS * 1000;
+  const client = async () => {
+    while (performance.now() < end) {
+      const k = rng.int(opts.classes.length);
+      const paths = opts.classes[k].paths;
+      const c = per[k];
+      const s = performance.now();
+      try {
+        const status = await get(agent, opts.port, paths[rng.int(paths.length)], opts.headers);
+        const ms = performance.now() - s;
+        if (status >= 200 && status < 300) {
+          c.lat.push(ms);
+          all.push(ms);
+        } else {
+          c.errors++;
+          c.firstError ??= `HTTP ${status}`;
+        }
+      } catch (err) {
+        c.errors++;
+        c.firstError ??= (err as Error).message;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: opts.concurrency }, client));
+  const elapsed = performance.now() - t0;
+  agent.destroy();
+  const classes: Record<string, RunStats> = {};
+  opts.classes.forEach((x, i) => {
+    const st = per[i].lat.stats(opts.concurrency, elapsed, per[i].errors);
+    if (per[i].firstError) st.firstError = per[i].firstError;
+    classes[x.name] = st;
+  });
+  const errors = per.reduce((a, c) => a + c.errors, 0);
+  const st: MixedStats = { ...all.stats(opts.concurrency, elapsed, errors), classes };
+  const first = per.find((c) => c.firstError)?.firstError;
+  if (first) st.firstError = first;
+  return st;
+}
+
+/** The mixed run, in the load generator process. */
+export function mixedChildRun(opts: MixedRunOptions): Promise<MixedStats> {
+  return childRun<MixedStats>({ kind: 'mixed', opts });
 }
 
 /** The first non-2xx answer of a path (to show what an erroring class returns). */
@@ -459,7 +554,7 @@ export function treeCpuMs(pid: number | undefined): number | undefined {
 }
 
 /** Runs `run` and adds the CPU figures of the machine and, when given, of one process and its children. */
-export async function withCpu(pid: number | undefined, run: () => Promise<RunStats>): Promise<RunStats> {
+export async function withCpu<T extends RunStats>(pid: number | undefined, run: () => Promise<T>): Promise<T> {
   const m0 = machineCpu();
   const o0 = ownCpuJiffies();
   const p0 = treeCpuMs(pid);

@@ -6,7 +6,8 @@
 import type { Config } from '../src/config.ts';
 import type { Pools } from '../src/db.ts';
 import { pageQuery, type CompileContext } from '../src/fhir/compile.ts';
-import { run, sql } from '../src/fhir/statement.ts';
+import { sortedPageQuery } from '../src/fhir/sort.ts';
+import { run, sql, type Statement } from '../src/fhir/statement.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
 import type { SearchRequest } from '../src/fhir/search-request.ts';
 import { registry, type ResourceType, type Version } from '../src/registry/index.ts';
@@ -21,13 +22,15 @@ export interface FloorOp {
   ctx: CompileContext;
   /** the API version's base (fullUrls are rendered with it, as the server does). */
   base: string;
+  /** where a later page starts: its rid and, for a sorted search, its phase and keys. */
   after?: string;
+  sort?: { phase: 1 | 2; keys: string[] };
 }
 
 /** The keyset position inside a paging cursor (its payload is base64url JSON; the signature is not checked here). */
-export function cursorAfter(cursor: string): string {
-  const payload = JSON.parse(Buffer.from(cursor.split('.')[0], 'base64url').toString('utf8')) as { a: string };
-  return payload.a;
+export function cursorAfter(cursor: string): Pick<FloorOp, 'after' | 'sort'> {
+  const payload = JSON.parse(Buffer.from(cursor.split('.')[0], 'base64url').toString('utf8')) as { a: string; s?: FloorOp['sort'] };
+  return { after: payload.a, sort: payload.s };
 }
 
 /** The floor's pools, as the server has them (src/db.ts connectPools). */
@@ -52,7 +55,7 @@ export async function prepareOps(pools: Pools, config: Config, base: string, pat
       maxParams: config.maxParams,
     });
     const ctx = await systems.prepare(searchSql({ sql: pools.sql, generic: pools.generic, heavySql: pools.heavy }, req), req, pools.generic);
-    ops.push({ path: p, req, ctx, base: `${base}/fhir/${version}`, after: req.cursor ? cursorAfter(req.cursor) : undefined });
+    ops.push({ path: p, req, ctx, base: `${base}/fhir/${version}`, ...(req.cursor ? cursorAfter(req.cursor) : {}) });
   }
   return ops;
 }
@@ -66,6 +69,7 @@ export function floorDeps(pools: Pools, config: Config, cursorSecret: string): S
     sql: pools.sql,
     generic: pools.generic,
     heavySql: pools.heavy,
+    countSql: pools.count,
     systems: new SystemLookup(),
     cursors: new CursorCodec(cursorSecret),
     includeCap: config.includeCap,
@@ -81,6 +85,14 @@ export async function execOp(deps: SearchDeps, op: FloorOp): Promise<void> {
 
 const planText = (rows: readonly Record<string, unknown>[]) => rows.map((r) => String(r['QUERY PLAN'])).join('\n');
 
+/** The statement of the page's matches: in rid order, or a sorted search's phase the cursor is in. */
+function matchesQuery(op: FloorOp): Statement {
+  const { req, ctx } = op;
+  if (req.sort.length === 0) return pageQuery(ctx, req, op.after, req.count + 1);
+  const cursor = op.sort && op.after ? { ...op.sort, rid: op.after } : undefined;
+  return sortedPageQuery(ctx, req, cursor?.phase ?? 1, cursor, req.count + 1);
+}
+
 /**
  * EXPLAIN (ANALYZE, BUFFERS) of the page statement (the pending query nests as a fragment) and, for
  * a search with _include/_revinclude, of the include statements on the page's matches.
@@ -88,10 +100,10 @@ const planText = (rows: readonly Record<string, unknown>[]) => rows.map((r) => S
 export async function explainPage(pools: Pools, op: FloorOp, config: Config): Promise<string> {
   const { req, ctx } = op;
   const keys = req.include.length > 0 || req.revinclude.length > 0;
-  const rendered = renderStatement(pageQuery(ctx, req, op.after, req.count + 1), { base: op.base, mode: 'match', shown: req.count, keys });
+  const rendered = renderStatement(matchesQuery(op), { base: op.base, mode: 'match', shown: req.count, keys });
   const out = [planText(await run(ctx.db, sql`explain (analyze, buffers) ${rendered}`))];
   if (keys) {
-    const page = await fetchPage(ctx.db, req, pageQuery(ctx, req, op.after, req.count + 1), op.base, keys);
+    const page = await fetchPage(ctx.db, req, matchesQuery(op), op.base, keys);
     const include = includeStatement(req, page, config.includeCap + 1);
     if (include) {
       const rendered = renderStatement(include, { base: op.base, mode: 'include', shown: config.includeCap, keys: false });

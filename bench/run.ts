@@ -1,13 +1,14 @@
-// npm run bench -- --scale <s> [--duration <seconds>] [--skip-load] [--classes a,b] [--database-url <url>]
+// npm run bench -- --scale <s> [--duration <seconds>] [--skip-load] [--classes a,b] [--total-none] [--database-url <url>]
 //
 // Generates (or reuses) the dataset, measures the COPY floor and the loader (bulk and incremental),
 // then drives the server over HTTP and the same SQL directly, class by class, at concurrency 1 and
-// 16, with a Fastify hello-world as the HTTP ceiling. Writes bench/results/<date>-scale-<s>.{md,json}.
+// 16, with a Fastify hello-world as the HTTP ceiling, then every class mixed at 16. Writes
+// bench/results/scale-<s>.{md,json} and, on a full national run, docs/performance.md.
 // See bench/README.md.
 
 import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -18,17 +19,19 @@ import { SERVER_NODE_FLAGS } from '../src/node-flags.ts';
 import { connectPools, connectUrl, migrate, splitPool, type Sql } from '../src/db.ts';
 import { startEmbedded, type EmbeddedHandle } from '../src/embedded.ts';
 import { LOADER_CONNECTIONS } from '../src/load/loader.ts';
-import { buildClasses, CLASS_NAMES, searchPath, type ClassName, type QueryClass } from './classes.ts';
+import { buildClasses, CLASS_NAMES, NEXT_PAGE_SOURCES, searchPath, sortedDeepStarts, type ClassName, type QueryClass } from './classes.ts';
 import {
   BENCH_DIR, diskPlan, existingDataset, formatBytes, freeBytes, generateDataset, incrementalSlice, sampleResources, scaleDir,
   type Dataset,
 } from './dataset.ts';
 import {
-  floorRun, hashName, httpOk, httpRun, loadGeneratorName, portInUse, probe, setOwnRoots, startChild, treeCpuMs, withCpu, type Child, type RunStats,
+  floorRun, hashName, httpOk, httpRun, loadGeneratorName, log, mixedChildRun, portInUse, probe, setOwnRoots, startChild, treeCpuMs, withCpu,
+  type Child, type RunStats,
 } from './drive.ts';
 import { runLoadJob } from './load-child.ts';
 import { explainPage, floorDeps, prepareOps, type FloorOp } from './floor.ts';
-import { evaluateTargets, renderMarkdown, type BenchResult, type DeepWalk, type ClassResult, type LoadFigures } from './report.ts';
+import { CHART, evaluateTargets, renderChart, renderMarkdown, renderPerformance, type BenchResult, type ClassResult, type LoadFigures } from './report.ts';
+import { deepWalk, fetchPaths, nextPages, sortedDeep } from './walk.ts';
 
 const USAGE = `usage: npm run bench -- [options]
 
@@ -36,6 +39,8 @@ const USAGE = `usage: npm run bench -- [options]
   --duration <seconds>        per class and concurrency, default 10
   --skip-load                 reuse the database loaded by an earlier run (bench/data/scale-<s>/db)
   --classes a,b               only these query classes (default: all): ${CLASS_NAMES.join(', ')}
+                              (deep: the three deep-walk classes; mixed: the mixed run over the classes chosen)
+  --total-none                the variant: _total=none appended to every path (total-accurate aside)
   --database-url <url>        an external PostgreSQL instead of the embedded one; its database must be
                               empty unless --skip-load (a scratch database bench_incr is created next to it)
   --seed <n>                  dataset and sampling seed, default 1
@@ -46,13 +51,15 @@ const USAGE = `usage: npm run bench -- [options]
   -h, --help`;
 
 const CONCURRENCY = [1, 16];
+const DEFAULT_OUT = path.join(BENCH_DIR, 'results');
+const PERFORMANCE_DOC = path.join(BENCH_DIR, '..', 'docs', 'performance.md');
+const MIXED_CONCURRENCY = 16;
 const BENCH_KEY = 'bench-key-5c1f0e7a2b';
 /** The server's CURSOR_SECRET, also the floor's: deep pages are next links the server signed. */
 const CURSOR_SECRET = 'bench-cursor-secret-0123456789';
 const MAIN_DB = 'bench';
 const INCR_DB = 'bench_incr';
 
-const log = (msg: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 const withDb = (url: string, db: string) => {
   const u = new URL(url);
   u.pathname = `/${db}`;
@@ -67,6 +74,8 @@ interface Options {
   duration: number;
   skipLoad: boolean;
   classes: ClassName[];
+  /** the variant: `_total=none` appended to every path. */
+  totalNone: boolean;
   databaseUrl?: string;
   seed: number;
   port: number;
@@ -87,12 +96,13 @@ function parseOptions(argv: string[]): Options | undefined {
       duration: { type: 'string', default: '10' },
       'skip-load': { type: 'boolean', default: false },
       classes: { type: 'string' },
+      'total-none': { type: 'boolean', default: false },
       'database-url': { type: 'string' },
       seed: { type: 'string', default: '1' },
       port: { type: 'string', default: '18431' },
       incremental: { type: 'string' },
       sample: { type: 'string', default: '2000' },
-      out: { type: 'string', default: path.join(BENCH_DIR, 'results') },
+      out: { type: 'string', default: DEFAULT_OUT },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -116,6 +126,7 @@ function parseOptions(argv: string[]): Options | undefined {
     duration: num('duration', values.duration!, (n) => n >= 1 && n <= 600),
     skipLoad: values['skip-load']!,
     classes: classes as ClassName[],
+    totalNone: values['total-none']!,
     databaseUrl: url,
     seed: num('seed', values.seed!, (n) => Number.isInteger(n) && n >= 0),
     port: num('port', values.port!, (n) => Number.isInteger(n) && n > 1024 && n < 65535),
@@ -179,65 +190,6 @@ async function databaseStats(sql: Sql): Promise<BenchResult['database'] & { reso
   return { embedded: false, sizeBytes: Number(size), tables, rows, resources: Number(n) };
 }
 
-interface Walk extends DeepWalk {
-  windows: { name: string; paths: string[] }[];
-}
-
-/** Follows the next links of Practitioner?_count=1000 to the end, one request at a time. */
-async function deepWalk(port: number, headers: Record<string, string>): Promise<Walk> {
-  const pageSize = 1000;
-  const first = searchPath('Practitioner', [['_total', 'none'], ['_count', String(pageSize)]]);
-  const pagePaths: string[] = [];
-  const pageMs: number[] = [];
-  const pageStart: number[] = [];
-  let resources = 0;
-  let next: string | undefined = first;
-  const t0 = performance.now();
-  let lastLog = Date.now();
-  while (next) {
-    const s = performance.now();
-    const res = await fetch(`http://127.0.0.1:${port}${next}`, { headers });
-    const text = await res.text();
-    const ms = performance.now() - s;
-    if (!res.ok) throw new Error(`deep walk: ${res.status} on page ${pagePaths.length}: ${text.slice(0, 300)}`);
-    pagePaths.push(next);
-    pageMs.push(ms);
-    pageStart.push(resources);
-    let n = 0;
-    for (let i = text.indexOf('"mode":"match"'); i >= 0; i = text.indexOf('"mode":"match"', i + 1)) n++;
-    resources += n;
-    const m = /"relation":"next","url":"([^"]+)"/.exec(text.slice(0, 4096));
-    next = m ? (() => { const u = new URL(m[1]); return u.pathname + u.search; })() : undefined;
-    if (Date.now() - lastLog > 10_000) {
-      lastLog = Date.now();
-      log(`  deep walk: ${pagePaths.length} pages, ${resources.toLocaleString('en-US')} resources`);
-    }
-  }
-  const totalMs = performance.now() - t0;
-  const depthTargets: { label: string; depth: number }[] = [
-    resources > 200_000 ? { label: 'depth 100k', depth: 100_000 } : { label: 'depth 50 %', depth: Math.floor(resources / 2) },
-    resources > 1_000_000 ? { label: 'depth 1M', depth: 1_000_000 } : { label: 'last page (100 %)', depth: pageStart.at(-1)! },
-  ];
-  const depths = depthTargets.map((t) => {
-    const page = Math.min(pagePaths.length - 1, Math.floor(t.depth / pageSize));
-    return { label: t.label, depth: pageStart[page], page, ms: pageMs[page] };
-  });
-  const win = (page: number) => pagePaths.slice(Math.max(1, page - 4), page + 1);
-  return {
-    pageSize,
-    pages: pagePaths.length,
-    resources,
-    totalMs,
-    firstPageMs: pageMs[0],
-    depths,
-    windows: [
-      { name: 'deep-first', paths: [first] },
-      { name: 'deep-mid', paths: win(depths[0].page) },
-      { name: 'deep-last', paths: win(depths[1].page) },
-    ],
-  };
-}
-
 async function main(): Promise<number> {
   let opts: Options | undefined;
   try {
@@ -251,6 +203,7 @@ async function main(): Promise<number> {
     return 0;
   }
   const started = new Date();
+  const commit = gitCommit();
   const loadavg: Record<string, number[]> = { 'at start': la() };
   const notes: string[] = [];
   // The server's configuration as it will run (the environment passes through to it: WORKERS,
@@ -290,11 +243,8 @@ async function main(): Promise<number> {
   // 2. query values
   log(`sampling ${opts.sample} resources per type`);
   const samples = await sampleResources(ds, opts.sample, opts.seed);
-  const all = buildClasses(samples, opts.seed);
+  const all = buildClasses(samples, opts.seed, opts.totalNone);
   const wanted = (n: ClassName) => opts.classes.includes(n);
-  for (const [name, c] of all) {
-    if (c.paths.length < 20 && wanted(name) && name !== 'total-accurate') notes.push(`class ${name} has only ${c.paths.length} distinct paths in the sample`);
-  }
 
   // 3. database
   let handle: EmbeddedHandle | undefined;
@@ -439,7 +389,7 @@ async function main(): Promise<number> {
       children.push(server);
       return true;
     };
-    const serverRun = async (where: string, run: () => Promise<RunStats>): Promise<RunStats> => {
+    const serverRun = async <T extends RunStats>(where: string, run: () => Promise<T>): Promise<T> => {
       await ensureServer(`the run before ${where}`);
       const st = await withCpu(server.proc.pid, run);
       return (await ensureServer(where)) ? withCpu(server.proc.pid, run) : st;
@@ -464,42 +414,77 @@ async function main(): Promise<number> {
     }
     result.ceiling = ceiling;
 
-    const classes: QueryClass[] = [...all.values()].filter((c) => wanted(c.name as ClassName));
+    // The classes whose paths are next links of this server, collected before any class runs.
+    const collected = new Map<ClassName, QueryClass[]>();
+    const variant = (description: string) => ({ concurrency: CONCURRENCY, totalNone: opts.totalNone, description });
     if (wanted('deep')) {
-      log('deep walk: Practitioner?_count=1000 following the next links');
+      const first = searchPath('Practitioner', [['_count', '1000']], opts.totalNone);
+      log(`deep walk: ${first} following the next links`);
       await ensureServer('start-up');
-      const walk = await deepWalk(opts.port, headers);
+      const walk = await deepWalk(opts.port, first, headers);
       const { windows, ...w } = walk;
       result.deepWalk = w;
       log(`  ${walk.pages} pages in ${(walk.totalMs / 1000).toFixed(1)} s; first ${walk.firstPageMs.toFixed(1)} ms, ` +
         walk.depths.map((d) => `${d.label} ${d.ms.toFixed(1)} ms`).join(', '));
-      const ta = classes.findIndex((c) => c.name === 'total-accurate');
-      const at = ta < 0 ? classes.length : ta;
-      classes.splice(at, 0, ...windows.map((x) => ({
+      collected.set('deep', windows.map((x) => ({
         name: x.name,
-        description: x.name === 'deep-first' ? 'Practitioner?_total=none&_count=1000, first page'
-          : `next links of the 5 pages ending at ${walk.depths[x.name === 'deep-mid' ? 0 : 1].label} (page ${walk.depths[x.name === 'deep-mid' ? 0 : 1].page})`,
         paths: x.paths,
-        concurrency: CONCURRENCY,
-        totalNone: true,
+        ...variant(x.name === 'deep-first' ? `${first}, first page`
+          : `next links of the 5 pages ending at ${walk.depths[x.name === 'deep-mid' ? 0 : 1].label} (page ${walk.depths[x.name === 'deep-mid' ? 0 : 1].page})`),
       })));
+    }
+    if (wanted('next-page')) {
+      // up to 200 first pages of each source class, spread over its paths
+      const firsts = NEXT_PAGE_SOURCES.flatMap((n) => {
+        const p = all.get(n)!.paths;
+        const step = Math.max(1, Math.floor(p.length / 200));
+        return p.filter((_, i) => i % step === 0).slice(0, 200);
+      });
+      log(`next-page: the next links of ${firsts.length} first pages (${NEXT_PAGE_SOURCES.join(', ')})`);
+      await ensureServer('start-up');
+      const paths = await nextPages(opts.port, firsts, headers);
+      collected.set('next-page', [{
+        name: 'next-page', paths,
+        ...variant(`the next link of the first page of sampled ${NEXT_PAGE_SOURCES.join(', ')} searches (${paths.length} of ${firsts.length} have one), as the server wrote it`),
+      }]);
+    }
+    if (wanted('sorted-deep')) {
+      const depth = 100_000;
+      log(`sorted-deep: the pages at depth ${depth.toLocaleString('en-US')} (or half the matches) of each sort, through next links of pages of 1000`);
+      await ensureServer('start-up');
+      const deep = await sortedDeep(opts.port, sortedDeepStarts(samples, opts.totalNone), headers, depth);
+      const at = deep.depths.map((d) => `${d.label} at ${d.depth.length ? d.depth.map((x) => x.toLocaleString('en-US')).join(', ') : 'none (too few matches)'}`);
+      log(`  ${at.join('; ')}`);
+      collected.set('sorted-deep', [{
+        name: 'sorted-deep', paths: deep.paths,
+        ...variant(`the sorted-first sorts at depth ${depth.toLocaleString('en-US')} (or half the matches): a next link reached with _count=1000, taken without _count (a default page), each sort drawn as often; depths: ${at.join('; ')}`),
+      }]);
+    }
+    const classes: QueryClass[] = CLASS_NAMES.filter(wanted).flatMap((n) => all.get(n) ?? collected.get(n) ?? []);
+    for (const c of classes) {
+      const distinct = new Set(c.paths).size;
+      if (distinct < 20 && c.name !== 'total-accurate' && !c.name.startsWith('deep-')) notes.push(`class ${c.name} has only ${distinct} distinct paths`);
     }
 
     const out: ClassResult[] = [];
     const floorOps = new Map<string, FloorOp[]>();
     for (const cls of classes) {
+      if (cls.paths.length === 0) {
+        log(`${cls.name}: no paths, skipped`);
+        continue;
+      }
       const seed = hashName(cls.name) ^ opts.seed;
       const ops = await prepareOps(floorPools, config, base, cls.paths);
       floorOps.set(cls.name, ops);
       const res: ClassResult = {
-        name: cls.name, description: cls.description, distinctPaths: cls.paths.length, examplePath: cls.paths[0],
+        name: cls.name, description: cls.description, distinctPaths: new Set(cls.paths).size, examplePath: cls.paths[0],
         totalNone: cls.totalNone, loadavg1: os.loadavg()[0], runs: [],
       };
       log(`${cls.name}: ${cls.paths.length} paths (load average ${res.loadavg1.toFixed(2)})`);
       // Warm-up, not recorded: every path once (the measured runs draw from these paths, and their
       // pages must come from memory, as on a server that has been serving), then one second at c=4.
-      const warm = await warmPaths(opts.port, cls.paths, headers, 4, 120_000);
-      log(`  warm-up: ${warm.done} of ${cls.paths.length} paths in ${(warm.ms / 1000).toFixed(1)} s`);
+      const warm = await fetchPaths(opts.port, [...new Set(cls.paths)], headers, 4, 120_000);
+      log(`  warm-up: ${warm.done} of ${res.distinctPaths} paths in ${(warm.ms / 1000).toFixed(1)} s`);
       await serverRun(`${cls.name} warm-up`, () => httpRun({ port: opts.port, paths: cls.paths, concurrency: 4, durationS: 1, headers, seed: seed + 1 }));
       for (const c of cls.concurrency) {
         const http = await serverRun(`${cls.name} c=${c}`, () => httpRun({ port: opts.port, paths: cls.paths, concurrency: c, durationS: opts.duration, headers, seed }));
@@ -515,6 +500,22 @@ async function main(): Promise<number> {
       out.push(res);
     }
     result.classes = out;
+
+    // The mixed run: every class measured above but the deep walk's and total-accurate, drawn uniformly.
+    const mixable = classes.filter((c) => c.paths.length && !c.name.startsWith('deep-') && c.name !== 'total-accurate');
+    if (wanted('mixed') && mixable.length) {
+      log(`mixed: ${mixable.length} classes at c=${MIXED_CONCURRENCY} for ${opts.duration} s`);
+      const mixed = await serverRun('the mixed run', () => mixedChildRun({
+        port: opts.port, classes: mixable.map((c) => ({ name: c.name, paths: c.paths })), concurrency: MIXED_CONCURRENCY,
+        durationS: opts.duration, headers, seed: hashName('mixed') ^ opts.seed,
+      }));
+      result.mixed = mixed;
+      log(`  ${Math.round(mixed.rps)} req/s, p50 ${mixed.p50.toFixed(2)} p99 ${mixed.p99.toFixed(2)} max ${mixed.max.toFixed(1)} err ${mixed.errors}`);
+      for (const [name, st] of Object.entries(mixed.classes)) {
+        log(`    ${name}: ${st.requests} requests, p50 ${st.p50.toFixed(2)} p99 ${st.p99.toFixed(2)} max ${st.max.toFixed(1)} err ${st.errors}`);
+        if (st.errors) notes.push(`mixed run, ${name}: ${st.errors} errors, first: ${st.firstError}`);
+      }
+    }
 
     // 5. EXPLAIN of the classes whose statements are the slowest (c=1 floor p99; the deep pages and
     // the accurate count are plain index scans), each on the slowest of a few sampled paths
@@ -539,7 +540,8 @@ async function main(): Promise<number> {
       startedAt: started.toISOString(),
       finishedAt: finished.toISOString(),
       elapsedS: (finished.getTime() - started.getTime()) / 1000,
-      options: { ...opts, databaseUrl: opts.databaseUrl ? '(external)' : undefined, concurrency: CONCURRENCY },
+      commit,
+      options: { ...opts, databaseUrl: opts.databaseUrl ? '(external)' : undefined, concurrency: CONCURRENCY, mixedConcurrency: MIXED_CONCURRENCY },
       machine: {
         cpus: os.cpus().length,
         cpuModel: os.cpus()[0]?.model ?? '?',
@@ -568,12 +570,14 @@ async function main(): Promise<number> {
       ceiling: result.ceiling!,
       classes: result.classes!,
       deepWalk: result.deepWalk,
+      mixed: result.mixed,
       explain: result.explain!,
       targets: [],
       notes,
     };
     notes.push(`The load generator (${loadGeneratorName(16)} at concurrency 16), the server, PostgreSQL and the SQL floor share the same 2 cores: at concurrency 16 every figure includes that contention.`);
-    const runs = [...report.ceiling, ...report.classes.flatMap((c) => c.runs)].flatMap((r) => [r.http, ...(r.floor ? [r.floor] : [])]);
+    const runs = [...report.ceiling, ...report.classes.flatMap((c) => c.runs)].flatMap((r) => [r.http, ...(r.floor ? [r.floor] : [])])
+      .concat(report.mixed ? [report.mixed] : []);
     const steal = runs.map((r) => r.stealPct).filter((x): x is number => x !== undefined);
     if (steal.length) {
       const worst = Math.max(...steal);
@@ -591,23 +595,32 @@ async function main(): Promise<number> {
     }
     report.targets = evaluateTargets(report);
     await mkdir(opts.out, { recursive: true });
-    // a run on a subset of the classes does not overwrite the day's full report
-    const partial = opts.classes.length < CLASS_NAMES.length ? '-partial' : '';
-    // an earlier report of the same day is kept: this one gets the next free suffix (-2, -3 …)
-    let stem = path.join(opts.out, `${report.date}-scale-${opts.scale}${partial}`);
-    for (let n = 2; existsSync(`${stem}.json`) || existsSync(`${stem}.md`); n++) {
-      stem = path.join(opts.out, `${report.date}-scale-${opts.scale}${partial}-${n}`);
-    }
+    // One report per scale and form, overwritten by the next such run (the history is in git); a
+    // run on a subset of the classes does not overwrite the full one.
+    const full = opts.classes.length === CLASS_NAMES.length;
+    const stem = path.join(opts.out, `scale-${opts.scale}${opts.totalNone ? '-total-none' : ''}${full ? '' : '-partial'}`);
     await writeFile(`${stem}.json`, `${JSON.stringify(report, null, 2)}\n`);
     await writeFile(`${stem}.md`, renderMarkdown(report));
     log(`report: ${stem}.md (${(report.elapsedS / 60).toFixed(1)} min)`);
-    const missed = report.targets.filter((t) => t.met === false);
+    // docs/performance.md shows the national figures in the default form, from the report in bench/results.
+    if (opts.scale === 1 && full && !opts.totalNone && path.resolve(opts.out) === path.resolve(DEFAULT_OUT)) {
+      await writeFile(PERFORMANCE_DOC, renderPerformance(report, path.relative(path.dirname(PERFORMANCE_DOC), `${stem}.md`)));
+      await writeFile(path.join(path.dirname(PERFORMANCE_DOC), CHART), renderChart(report));
+      log(`docs: ${path.relative(process.cwd(), PERFORMANCE_DOC)}`);
+    }
     for (const t of report.targets) log(`  ${t.met === null ? 'n/a   ' : t.met ? 'met   ' : 'MISSED'} ${t.name}: ${t.measured} (goal ${t.goal})`);
-    void missed;
     return 0;
   } finally {
     await cleanup();
   }
+}
+
+/** The commit measured, and whether src/ or bench/ had uncommitted changes. */
+function gitCommit(): BenchResult['commit'] {
+  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
+  if (head.status !== 0) return undefined;
+  const status = spawnSync('git', ['status', '--porcelain', '--untracked-files=no', '--', 'src', 'bench'], { encoding: 'utf8' });
+  return { id: head.stdout.trim(), dirty: status.status === 0 && status.stdout.trim() !== '' };
 }
 
 async function describeErrors(cls: QueryClass, port: number, headers: Record<string, string>, notes: string[], http: RunStats): Promise<void> {
@@ -623,22 +636,6 @@ async function describeErrors(cls: QueryClass, port: number, headers: Record<str
 }
 
 /** The loader on top of a copy of the loaded database: new resources, indexes in place. */
-/** Requests every path once, `concurrency` at a time, within `maxMs`. */
-async function warmPaths(port: number, paths: string[], headers: Record<string, string>, concurrency: number, maxMs: number): Promise<{ done: number; ms: number }> {
-  const t0 = performance.now();
-  let next = 0;
-  let done = 0;
-  const worker = async () => {
-    while (next < paths.length && performance.now() - t0 < maxMs) {
-      const res = await fetch(`http://127.0.0.1:${port}${paths[next++]}`, { headers });
-      await res.arrayBuffer();
-      done++;
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return { done, ms: performance.now() - t0 };
-}
-
 async function incremental(opts: Options, ds: Dataset, admin: Sql, mainUrl: string, copyRps: number, postmaster: number | undefined): Promise<LoadFigures | { skipped: string }> {
   const slice = await incrementalSlice(ds, opts.incremental);
   log(`incremental load: ${slice.count.toLocaleString('en-US')} new resources (${(opts.incremental * 100).toFixed(0)} % slice, ids prefixed "b") on top of a copy of the loaded database`);
