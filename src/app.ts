@@ -36,7 +36,7 @@ export function heavyWidth(config: Pick<Config, 'heavySearches' | 'workers'>): n
   return Math.max(1, Math.round((config.heavySearches || availableParallelism()) / (config.workers || availableParallelism())));
 }
 
-export function makeDeps(config: Config, db: Pick<Database, 'sql' | 'generic' | 'heavy'>, registry: Registry, softwareVersion = '0.1.0'): AppDeps {
+export function makeDeps(config: Config, db: Pick<Database, 'sql' | 'generic' | 'heavy' | 'count'>, registry: Registry, softwareVersion = '0.1.0'): AppDeps {
   const { sql } = db;
   return {
     config,
@@ -49,6 +49,7 @@ export function makeDeps(config: Config, db: Pick<Database, 'sql' | 'generic' | 
       sql,
       generic: db.generic,
       heavySql: db.heavy,
+      countSql: db.count,
       systems: new SystemLookup(),
       cursors: new CursorCodec(config.cursorSecret),
       includeCap: config.includeCap,
@@ -113,7 +114,7 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
   // Ready when every pool runs `select 1` within PROBE_DEADLINE_MS. A heavy connection answers
   // only after the heavy search it runs: late while heavy searches run, it is busy, not broken.
   app.get('/ready', async (_req, reply) => {
-    const pools: Record<string, PoolState> = await probePools({ sql: deps.sql, generic: deps.search.generic, heavy: deps.search.heavySql });
+    const pools: Record<string, PoolState> = await probePools({ sql: deps.sql, generic: deps.search.generic, heavy: deps.search.heavySql, count: deps.search.countSql });
     if (pools.heavy === 'timeout' && deps.search.heavy.load.active > 0) pools.heavy = 'busy';
     const failed = Object.keys(pools).filter((name) => pools[name] !== 'ok' && pools[name] !== 'busy');
     if (failed.length === 0) return { status: 'ready', pools };

@@ -45,7 +45,7 @@ export const ENV_VARS = {
   DEFAULT_COUNT: { key: 'defaultCount', kind: 'int', default: '50', doc: 'page size when _count is absent' },
   MAX_COUNT: { key: 'maxCount', kind: 'int', default: '1000', doc: 'largest page size; larger _count values are clamped' },
   INCLUDE_CAP: { key: 'includeCap', kind: 'int', default: '1000', doc: 'most included resources per page (a warning entry says when it is hit)' },
-  TOTAL_BUDGET_MS: { key: 'totalBudgetMs', kind: 'int', default: '500', doc: 'time allowed to count the matches when the first page does not hold them all; the total is omitted past it' },
+  TOTAL_BUDGET_MS: { key: 'totalBudgetMs', kind: 'int', default: '20', doc: 'time allowed to count the matches behind a first page that does not hold them all (counted beside the page); total is omitted past it, exact whenever given; 0 ⇒ never counted unless _total=accurate' },
   CURSOR_SECRET: { key: 'cursorSecret', kind: 'string', default: undefined, doc: 'HMAC key of paging cursors (≥ 16 chars); set the same value on every instance. Unset ⇒ random per process' },
   STATEMENT_TIMEOUT_MS: { key: 'statementTimeoutMs', kind: 'int', default: '10000', doc: 'per-statement timeout; exceeded ⇒ 503 OperationOutcome (timeout)' },
   API_KEYS: { key: 'apiKeys', kind: 'list', default: '', doc: 'comma-separated API keys added at start-up (development and tests)' },

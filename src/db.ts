@@ -21,11 +21,16 @@ export interface Database {
    */
   generic: Sql;
   /**
-   * statements of heavy searches (pages of more than 100, :contains, exact totals) and the counts of
-   * first pages, planned for their values: as many connections as the lane of heavy searches admits
-   * at once, so that they never queue in front of light searches on a connection those pipeline on.
+   * statements of heavy searches (pages of more than 100, :contains, exact totals), planned for
+   * their values: as many connections as the lane of heavy searches admits at once, so that they
+   * never queue in front of light searches on a connection those pipeline on.
    */
   heavy: Sql;
+  /**
+   * the counts behind a first page's `total`: connections whose statement timeout is the count's
+   * budget, so that a count past it stops in the database too.
+   */
+  count: Sql;
   url: string;
   /** true when the database is the embedded default (demo data may be loaded into it). */
   embedded: boolean;
@@ -44,6 +49,9 @@ export interface ConnectOptions {
   genericMax?: number;
   /** connections of the pool of heavy searches (default 1). */
   heavyMax?: number;
+  /** connections of the count pool (default: `heavyMax`) and its statement timeout (default: statementTimeoutMs). */
+  countMax?: number;
+  countTimeoutMs?: number;
   statementTimeoutMs?: number;
   log?: (msg: string) => void;
 }
@@ -185,8 +193,8 @@ export async function probePools(pools: Pools, deadlineMs = PROBE_DEADLINE_MS): 
       clearTimeout(timer);
     }
   };
-  const [sql, generic, heavy] = await Promise.all([probe(pools.sql), probe(pools.generic), probe(pools.heavy)]);
-  return { sql, generic, heavy };
+  const [sql, generic, heavy, count] = await Promise.all([probe(pools.sql), probe(pools.generic), probe(pools.heavy), probe(pools.count)]);
+  return { sql, generic, heavy, count };
 }
 
 /**
@@ -199,20 +207,24 @@ export interface Pools {
   sql: Sql;
   generic: Sql;
   heavy: Sql;
+  count: Sql;
 }
 
-export function connectPools(url: string, opts: Omit<ConnectUrlOptions, 'plans'> & { genericMax?: number; heavyMax?: number } = {}): Pools {
-  const { genericMax, heavyMax, ...rest } = opts;
+export type PoolOptions = Omit<ConnectUrlOptions, 'plans'> & Pick<ConnectOptions, 'genericMax' | 'heavyMax' | 'countMax' | 'countTimeoutMs'>;
+
+export function connectPools(url: string, opts: PoolOptions = {}): Pools {
+  const { genericMax, heavyMax, countMax, countTimeoutMs, ...rest } = opts;
   return {
     sql: connectUrl(url, { ...rest, plans: 'custom' }),
     generic: connectUrl(url, { ...rest, max: genericMax ?? rest.max, plans: 'generic' }),
     heavy: connectUrl(url, { ...rest, max: heavyMax ?? 1, plans: 'custom' }),
+    count: connectUrl(url, { ...rest, max: countMax ?? heavyMax ?? 1, statementTimeoutMs: countTimeoutMs ?? rest.statementTimeoutMs, plans: 'custom' }),
   };
 }
 
 /** Closes the pools (their queries finish first, within `timeout` seconds). */
 export async function endPools(pools: Pools, timeout = 5): Promise<void> {
-  await Promise.all([pools.sql.end({ timeout }), pools.generic.end({ timeout }), pools.heavy.end({ timeout })]);
+  await Promise.all([pools.sql.end({ timeout }), pools.generic.end({ timeout }), pools.heavy.end({ timeout }), pools.count.end({ timeout })]);
 }
 
 /** DB_POOL_SIZE shared by the two pools of the server: half each (the odd one to the custom plans). */
@@ -231,9 +243,14 @@ export async function openDatabase(opts: ConnectOptions): Promise<Database> {
     });
     url = handle.url;
   }
-  const pools = connectPools(url, { max: opts.max, genericMax: opts.genericMax, heavyMax: opts.heavyMax, statementTimeoutMs: opts.statementTimeoutMs });
+  const pools = connectPools(url, {
+    max: opts.max, genericMax: opts.genericMax, heavyMax: opts.heavyMax, countMax: opts.countMax, countTimeoutMs: opts.countTimeoutMs,
+    statementTimeoutMs: opts.statementTimeoutMs,
+  });
   try {
     await migrate(pools.sql);
+    // One connection of each pool opened now: a first search does not pay for it within its budget.
+    await Promise.all([pools.generic, pools.heavy, pools.count].map((p) => p`select 1`));
   } catch (err) {
     await endPools(pools, 1);
     await handle?.stop();

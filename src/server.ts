@@ -41,7 +41,9 @@ async function main(): Promise<void> {
     dataDir: config.dataDir,
     persistent: true,
     // The primary of several workers only prepares the database.
-    ...(primary ? { max: LOADER_CONNECTIONS, genericMax: 1 } : { ...splitPool(config.dbPoolSize), heavyMax: heavyWidth(config) }),
+    ...(primary
+      ? { max: LOADER_CONNECTIONS, genericMax: 1 }
+      : { ...splitPool(config.dbPoolSize), heavyMax: heavyWidth(config), countTimeoutMs: config.totalBudgetMs || undefined }),
     statementTimeoutMs: config.statementTimeoutMs,
     log: (m) => log.debug({ postgres: m.trim() }),
   });

@@ -240,7 +240,7 @@ t.test('/ready answers within its deadline and names the pool that does not answ
     await endPools(good, 1);
     await mute.end({ timeout: 0 });
   });
-  const pools: Pools = { sql: good.sql, generic: good.generic, heavy: mute };
+  const pools: Pools = { sql: good.sql, generic: good.generic, heavy: mute, count: good.count };
   const config = loadConfig({ CURSOR_SECRET: 'test-secret-0123456789', RATE_LIMIT: '0' });
   const app = await buildApp(makeDeps(config, pools, registry));
   t.teardown(() => app.close());

@@ -29,8 +29,10 @@ export interface SearchDeps {
   sql: Sql;
   /** the pool of statements planned once (src/db.ts): value-independent searches and includes. */
   generic: Sql;
-  /** the pool of heavy searches and of first pages' counts (src/db.ts Database.heavy). */
+  /** the pool of heavy searches (src/db.ts Database.heavy). */
   heavySql: Sql;
+  /** the pool of the counts behind first pages' totals, their statement timeout the budget (Database.count). */
+  countSql: Sql;
   systems: SystemLookup;
   cursors: CursorCodec;
   includeCap: number;
@@ -215,18 +217,36 @@ async function planRows(db: Sql, query: Statement): Promise<number> {
 
 const isTimeout = (err: unknown) => (err as { code?: string })?.code === '57014';
 
-/** The number of matches; undefined when `budgetMs` ran out first (undefined budget: no limit). */
-export async function countWithin(ctx: CompileContext, req: SearchRequest, budgetMs: number | undefined): Promise<number | undefined> {
+/** The number of matches, however long counting takes. */
+export async function countAll(db: Sql, ctx: CompileContext, req: SearchRequest): Promise<number> {
+  return Number((await run<{ count: string }[]>(db, countQuery(ctx, req)))[0].count);
+}
+
+/**
+ * The number of matches, or undefined when it is not known within `budgetMs` of asking, waiting
+ * for a connection included (`db`: the count pool, whose statement timeout is the same budget).
+ */
+export async function countWithin(db: Sql, ctx: CompileContext, req: SearchRequest, budgetMs: number): Promise<number | undefined> {
+  if (budgetMs <= 0) return undefined;
+  const query = run<{ count: string }[]>(db, countQuery(ctx, req));
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => {
+      // Still waiting for a connection: it never starts. Running: the pool's statement timeout ends
+      // it (a cancel request arriving late could end the next count on its connection instead).
+      if (!(query as unknown as { active?: boolean }).active) Promise.resolve(query.cancel() as unknown).catch(() => {});
+      resolve(undefined);
+    }, budgetMs);
+  });
   try {
-    if (budgetMs === undefined) return Number((await run<{ count: string }[]>(ctx.db, countQuery(ctx, req)))[0].count);
-    if (budgetMs === 0) return undefined;
-    return await ctx.db.begin(async (tx) => {
-      await tx.unsafe(`set local statement_timeout = ${Math.floor(budgetMs)}`);
-      return Number((await run<{ count: string }[]>(tx, countQuery(ctx, req)))[0].count);
-    });
+    const rows = await Promise.race([query, expired]);
+    return rows === undefined ? undefined : Number(rows[0].count);
   } catch (err) {
-    if (isTimeout(err) && budgetMs !== undefined) return undefined;
+    if (isTimeout(err)) return undefined;
     throw err;
+  } finally {
+    clearTimeout(timer);
+    query.catch(() => {});
   }
 }
 
@@ -292,9 +312,13 @@ export async function runSearch(deps: SearchDeps, req: SearchRequest, base: stri
   const warnings = [...req.warnings];
   const state = req.cursor ? deps.cursors.decode(req, req.cursor) : undefined;
   if (req.count === 0 || req.summary === 'count') {
-    return { matches: Entries.none, includes: Entries.none, total: await countWithin(ctx, req, undefined), warnings };
+    return { matches: Entries.none, includes: Entries.none, total: await countAll(ctx.db, ctx, req), warnings };
   }
   const keys = req.include.length > 0 || req.revinclude.length > 0;
+  // A first page's count runs beside the page, within its budget, on a pool of its own; a lookup
+  // (valueIndependent: a handful of matches) is never counted, its page holds them all.
+  const counting = !state && req.total === undefined && !valueIndependent(req) ? countWithin(deps.countSql, ctx, req, deps.totalBudgetMs) : undefined;
+  counting?.catch(() => {});
   let page: Entries;
   try {
     page = await fetchMatches(ctx, req, state, base, keys);
@@ -306,10 +330,9 @@ export async function runSearch(deps: SearchDeps, req: SearchRequest, base: stri
   let total: number | undefined = state?.total;
   if (total === undefined && req.total !== 'none') {
     if (!state && !hasNext) total = page.count;
-    else if (req.total === 'accurate') total = await countWithin(ctx, req, undefined);
+    else if (req.total === 'accurate') total = await countAll(ctx.db, ctx, req);
     else if (req.total === 'estimate') total = await estimate(ctx, req);
-    // A first page's count may take its whole budget: on the heavy pool, not in front of light searches.
-    else if (!state) total = await countWithin({ ...ctx, db: deps.heavySql }, req, deps.totalBudgetMs);
+    else if (!state) total = await (counting ?? countWithin(deps.countSql, ctx, req, deps.totalBudgetMs));
   }
   let includes = Entries.none;
   if (keys) {

@@ -1,0 +1,60 @@
+/**
+ * The count behind `total`: exact whenever it is given, given when counting fits TOTAL_BUDGET_MS,
+ * omitted past it — and the answer never waits longer than the budget for it. The count pool is
+ * held busy by the test (a `pg_sleep` on its only connection), so "past the budget" does not depend
+ * on how fast the machine is.
+ */
+import path from 'node:path';
+import t from 'tap';
+import { FIXTURES, testApp } from './helpers/app.ts';
+import { API_KEY, matchIds, type Bundle } from './helpers/search.ts';
+
+const BUDGET_MS = 150;
+const { app, db, deps } = await testApp(t, { env: { API_KEYS: API_KEY, TOTAL_BUDGET_MS: String(BUDGET_MS) }, paths: [path.join(FIXTURES, 'directory')] });
+
+async function search(url: string) {
+  const started = performance.now();
+  const res = await app.inject({ method: 'GET', url, headers: { 'SERVICE-API-KEY': API_KEY } });
+  return { ms: performance.now() - started, status: res.statusCode, bundle: res.json() as Bundle };
+}
+
+/** Holds every connection of the count pool for `ms`. */
+function occupyCountPool(ms: number): Promise<unknown> {
+  const n = (deps.search.countSql.options as { max: number }).max;
+  return Promise.all(Array.from({ length: n }, () => deps.search.countSql`select pg_sleep(${ms / 1000})`));
+}
+
+t.test('a count that fits the budget gives the exact total', async (t) => {
+  const r = await search('/fhir/v2/Practitioner?_count=5');
+  t.same({ status: r.status, total: r.bundle.total }, { status: 200, total: 30 });
+});
+
+t.test('a count past the budget: no total, and the answer does not wait for it', async (t) => {
+  const busy = occupyCountPool(1500);
+  await new Promise((r) => setTimeout(r, 50));
+  const r = await search('/fhir/v2/Practitioner?_count=5');
+  t.same({ status: r.status, total: r.bundle.total, entries: matchIds(r.bundle).length }, { status: 200, total: undefined, entries: 5 });
+  t.ok(r.ms < 1000, `answered in ${r.ms.toFixed(0)} ms, well before the count pool is free`);
+  const next = r.bundle.link.find((l) => l.relation === 'next')!.url;
+  const page2 = await app.inject({ method: 'GET', url: new URL(next).pathname + new URL(next).search, headers: { 'SERVICE-API-KEY': API_KEY } });
+  t.equal((page2.json() as Bundle).total, undefined, 'later pages carry no total either');
+
+  const all = await search('/fhir/v2/Practitioner?family=martin');
+  t.same({ total: all.bundle.total, fast: all.ms < 1000 }, { total: 5, fast: true }, 'a page that holds every match has its total without counting');
+  const lookup = await search('/fhir/v2/Practitioner?identifier=10100000024');
+  t.same({ total: lookup.bundle.total, fast: lookup.ms < 1000 }, { total: 1, fast: true }, 'a lookup never waits for the count pool');
+  const accurate = await search('/fhir/v2/Practitioner?_count=5&_total=accurate');
+  t.equal(accurate.bundle.total, 30, '_total=accurate counts on its own pool, whatever the budget');
+  await busy;
+  const after = await search('/fhir/v2/Practitioner?_count=5');
+  t.equal(after.bundle.total, 30, 'the pool free again: the total is back');
+});
+
+t.test('TOTAL_BUDGET_MS=0: never counted unless asked', async (t) => {
+  const { app: never } = await testApp(t, { db, env: { API_KEYS: API_KEY, TOTAL_BUDGET_MS: '0' } });
+  const get = async (q: string) => ((await never.inject({ method: 'GET', url: q, headers: { 'SERVICE-API-KEY': API_KEY } })).json() as Bundle).total;
+  t.same(
+    [await get('/fhir/v2/Practitioner?_count=5'), await get('/fhir/v2/Practitioner?_count=5&_total=accurate'), await get('/fhir/v2/Practitioner?family=martin')],
+    [undefined, 30, 5],
+  );
+});
