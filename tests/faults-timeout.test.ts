@@ -59,19 +59,27 @@ t.test('concurrent heavy pages past the statement timeout: 200 or 503 timeout, t
   t.same(wrong, [], `only 200s and 503 timeouts with Retry-After (${[...statuses].map(([k, n]) => `${n} × ${k}`).join(', ')})`);
   t.ok((statuses.get('503 timeout') ?? 0) > 0, 'the statement timeout was reached');
 
-  // Every connection of every pool again, with results checked against what was loaded.
+  // Every connection of every pool again, with results checked against what was loaded. A light
+  // search may still meet the short timeout on a busy machine: asked again, never a 500.
+  const answered = async (url: string) => {
+    for (let attempt = 1; ; attempt++) {
+      const res = await get(url);
+      const timedOut = res.statusCode === 503 && (res.json() as { issue: { code: string }[] }).issue[0].code === 'timeout';
+      if (!timedOut || attempt === 20) return res;
+    }
+  };
   const practitioner = await firstId('Practitioner');
   const role = await firstId('PractitionerRole');
   for (let i = 0; i < 8; i++) {
-    const byId = await get(`/fhir/v2/Practitioner?_id=${practitioner}`);
+    const byId = await answered(`/fhir/v2/Practitioner?_id=${practitioner}`);
     t.equal(byId.statusCode, 200);
     t.same((byId.json() as { entry: { resource: { id: string } }[] }).entry.map((e) => e.resource.id), [practitioner], `_id search ${i}: its own resource`);
-    const page = await get(`/fhir/v2/PractitionerRole?_id=${role}&_include=*`);
+    const page = await answered(`/fhir/v2/PractitionerRole?_id=${role}&_include=*`);
     t.equal(page.statusCode, 200);
     const entries = (page.json() as { entry: { resource: { resourceType: string; id: string } }[] }).entry;
     t.equal(entries[0].resource.id, role, `include search ${i}: its match first`);
     t.ok(entries.every((e) => typeof e.resource?.resourceType === 'string'), 'every entry a resource');
-    const small = await get('/fhir/v2/PractitionerRole?_count=5');
+    const small = await answered('/fhir/v2/PractitionerRole?_count=5');
     t.equal(small.statusCode, 200);
     t.equal((small.json() as { entry: unknown[] }).entry.length, 5, `a page of 5 has 5 entries (${i})`);
   }
