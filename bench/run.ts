@@ -399,9 +399,12 @@ async function main(): Promise<number> {
     children.push(hello);
 
     // The floor runs on as many connections as the server has in all (its WORKERS processes with
-    // DB_POOL_SIZE each), split between the two pools as the server splits them (src/db.ts).
-    const floorPools = connectPools(mainUrl, { ...splitPool(config.dbPoolSize * serverWorkers), heavyMax: heavyWidth(config) * serverWorkers });
-    pools.push(floorPools.sql, floorPools.generic, floorPools.heavy);
+    // DB_POOL_SIZE each), split between the pools as the server splits them (src/db.ts), the counts'
+    // pool timing out at TOTAL_BUDGET_MS as the server's does.
+    const floorPools = connectPools(mainUrl, {
+      ...splitPool(config.dbPoolSize * serverWorkers), heavyMax: heavyWidth(config) * serverWorkers, countTimeoutMs: config.totalBudgetMs || undefined,
+    });
+    pools.push(floorPools.sql, floorPools.generic, floorPools.heavy, floorPools.count);
     const floorSearch = floorDeps(floorPools, config, CURSOR_SECRET);
     const base = `http://127.0.0.1:${opts.port}`;
 
