@@ -293,10 +293,11 @@ export async function fetchIncludes(db: Sql, base: string, req: SearchRequest, p
 /**
  * The pool a search's statements run on: a heavy search's (src/fhir/compile.ts heavySearch) on a
  * pool of their own, so that they never wait in line in front of light ones on the connections
- * those pipeline on; light ones planned once when their plan cannot depend on the values.
+ * those pipeline on; light ones planned once when their plan cannot depend on the values, unless
+ * sorted (a sorted page reads more: lookups are not kept waiting behind it).
  */
 export const searchSql = (deps: Pick<SearchDeps, 'sql' | 'generic' | 'heavySql'>, req: SearchRequest): Sql =>
-  heavySearch(req) ? deps.heavySql : valueIndependent(req) ? deps.generic : deps.sql;
+  heavySearch(req) ? deps.heavySql : valueIndependent(req) && req.sort.length === 0 ? deps.generic : deps.sql;
 
 /**
  * Runs a search. `base` is the absolute base of the API version (…/fhir/v2): fullUrls are rendered
@@ -316,8 +317,9 @@ export async function runSearch(deps: SearchDeps, req: SearchRequest, base: stri
   }
   const keys = req.include.length > 0 || req.revinclude.length > 0;
   // A first page's count runs beside the page, within its budget, on a pool of its own; a lookup
-  // (valueIndependent: a handful of matches) is never counted, its page holds them all.
-  const counting = !state && req.total === undefined && !valueIndependent(req) ? countWithin(deps.countSql, ctx, req, deps.totalBudgetMs) : undefined;
+  // (value-independent conditions: a handful of matches) is never counted, its page holds them all.
+  const lookup = req.conditions.length > 0 && valueIndependent(req);
+  const counting = !state && req.total === undefined && !lookup ? countWithin(deps.countSql, ctx, req, deps.totalBudgetMs) : undefined;
   counting?.catch(() => {});
   let page: Entries;
   try {
