@@ -37,6 +37,8 @@ export interface SearchDeps {
   cursors: CursorCodec;
   includeCap: number;
   totalBudgetMs: number;
+  /** the most a search may take once it runs (0: no limit); see withDeadline. */
+  deadlineMs?: number;
   /** the lane of heavy searches (compile.ts `heavySearch`). */
   heavy: Lane;
 }
@@ -232,9 +234,11 @@ export async function countWithin(db: Sql, ctx: CompileContext, req: SearchReque
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => {
-      // Still waiting for a connection: it never starts. Running: the pool's statement timeout ends
-      // it (a cancel request arriving late could end the next count on its connection instead).
-      if (!(query as unknown as { active?: boolean }).active) Promise.resolve(query.cancel() as unknown).catch(() => {});
+      // Still in the pool's queue (no connection yet, postgres.js's `state`): taken out, it never
+      // starts. Handed to a connection, it is left to the pool's statement timeout: cancelling a
+      // query pipelined behind another makes postgres.js skip it while its answer still arrives,
+      // and the connection's next queries read the wrong rows.
+      if (!(query as unknown as { state?: unknown }).state) Promise.resolve(query.cancel() as unknown).catch(() => {});
       resolve(undefined);
     }, budgetMs);
   });
@@ -304,7 +308,22 @@ export const searchSql = (deps: Pick<SearchDeps, 'sql' | 'generic' | 'heavySql'>
  * with it.
  */
 export function executeSearch(deps: SearchDeps, req: SearchRequest, base: string): Promise<SearchResult> {
-  return heavySearch(req) ? deps.heavy.run(() => runSearch(deps, req, base)) : runSearch(deps, req, base);
+  const search = () => withDeadline(runSearch(deps, req, base), deps.deadlineMs);
+  return heavySearch(req) ? deps.heavy.run(search) : search();
+}
+
+/**
+ * A search's statements each end within the statement timeout, and a silent connection is closed
+ * (src/db-socket.ts); this is the net below both: past `ms`, the answer is a 503 whatever the driver
+ * still waits for (a query issued while its connection was failing can be left unanswered).
+ */
+export function withDeadline<T>(work: Promise<T>, ms: number | undefined): Promise<T> {
+  if (!ms) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new FhirError(503, 'transient', 'the database did not answer in time; try again', { 'retry-after': '1' })), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 /** A search's statements, in order, without the lane (the benchmark's SQL floor runs exactly this). */
