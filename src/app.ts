@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { KeyStore } from './auth/keys.ts';
 import type { Config } from './config.ts';
-import { probePools, type Database, type PoolState, type Sql } from './db.ts';
+import { probePools, SILENCE_MARGIN_MS, type Database, type PoolState, type Sql } from './db.ts';
 import { classifyDbError, RETRY_AFTER_SECONDS } from './db-errors.ts';
 import { CursorCodec } from './fhir/cursor.ts';
 import { FhirError, outcome, type IssueType } from './fhir/outcome.ts';
@@ -54,6 +54,8 @@ export function makeDeps(config: Config, db: Pick<Database, 'sql' | 'generic' | 
       cursors: new CursorCodec(config.cursorSecret),
       includeCap: config.includeCap,
       totalBudgetMs: config.totalBudgetMs,
+      // Up to four statements, each within the statement timeout, and a silent connection's margin.
+      deadlineMs: config.statementTimeoutMs ? 4 * config.statementTimeoutMs + SILENCE_MARGIN_MS : 0,
       heavy: new Lane(heavyWidth(config)),
     },
   };

@@ -1,9 +1,9 @@
-import { connect, type Socket } from 'node:net';
 import postgres from 'postgres';
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pgSocket } from './db-socket.ts';
 import { startEmbedded, type EmbeddedHandle, type Profile } from './embedded.ts';
 import { pgTimestamp } from './fhir/date.ts';
 
@@ -56,35 +56,16 @@ export interface ConnectOptions {
   log?: (msg: string) => void;
 }
 
-/**
- * Sockets with TCP_NODELAY: postgres.js leaves Nagle's algorithm on, so a COPY (data, then CopyDone
- * in a second small write) waited for the peer's delayed ACK.
- *
- * The socket is handed over at once, still connecting, as postgres.js's own would be: its error and
- * close listeners are there before the connection can fail, so a refused or lost connection reaches
- * its reconnection (a socket handed over only once connected left a refused reconnect "connecting"
- * for ever), and its connect_timeout covers the attempt. A connect error raised synchronously
- * (ENETUNREACH) is emitted before postgres.js listens: it is held and handed to its listener.
- */
-function noDelaySocket(options: { host: string[]; port: number[] }): Socket {
-  const socket = connect({ host: options.host[0], port: options.port[0], noDelay: true });
-  let early: Error | undefined;
-  const hold = (err: Error) => void (early = err);
-  const adopt = (event: string | symbol, listener: (err: Error) => void) => {
-    if (event !== 'error') return;
-    socket.off('newListener', adopt).off('error', hold);
-    if (early) process.nextTick(listener, early);
-  };
-  return socket.on('error', hold).on('newListener', adopt);
-}
+/** How much longer than its statement timeout a connection may hear nothing before it is closed. */
+export const SILENCE_MARGIN_MS = 5000;
 
 export interface ConnectUrlOptions {
   max?: number;
   statementTimeoutMs?: number;
   /**
    * 'custom' (default): every execution is planned for its values — a rare code and a common one
-   * get different plans, which a generic plan cannot do (docs/postgres-notes; prefix searches are
-   * also written as ranges so that even a generic plan could never scan). 'generic': a prepared
+   * get different plans, which a generic plan cannot do (prefix searches are also written as
+   * ranges, so that even a generic plan could never scan). 'generic': a prepared
    * statement is planned once per connection, for statements whose best plan is the same whatever
    * the values (Database.generic).
    */
@@ -118,12 +99,14 @@ export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
   assertPatchedDriver();
   const u = new URL(url);
   const tcp = !u.searchParams.has('host') && u.hostname !== '';
+  // Past its statement timeout and a margin, a server that has said nothing is gone (src/db-socket.ts).
+  const silence = opts.statementTimeoutMs ? opts.statementTimeoutMs + SILENCE_MARGIN_MS : undefined;
   return postgres(url, {
     max: opts.max ?? 10,
     onnotice: () => {},
     backoff: reconnectBackoff,
     connect_timeout: CONNECT_TIMEOUT_S,
-    ...(tcp ? { socket: noDelaySocket as never } : {}),
+    ...(tcp ? { socket: ((o: Parameters<typeof pgSocket>[0]) => pgSocket(o, silence)) as never } : {}),
     types: { date: TIMESTAMPTZ } as never,
     connection: {
       plan_cache_mode: opts.plans === 'generic' ? 'force_generic_plan' : 'force_custom_plan',

@@ -4,7 +4,7 @@ import { capabilityStatement } from '../fhir/capability.ts';
 import { FhirError, notFound } from '../fhir/outcome.ts';
 import { parseSearch } from '../fhir/parse.ts';
 import { readResource } from '../fhir/read.ts';
-import { executeSearch } from '../store/search.ts';
+import { executeSearch, withDeadline } from '../store/search.ts';
 import { VERSION_TYPES, VERSIONS, type ResourceType, type Version } from '../registry/index.ts';
 import type { AppDeps } from '../app.ts';
 
@@ -139,7 +139,7 @@ export async function fhirRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     const version = versionOf(req.params.version);
     const type = typeOf(version, req.params.type);
     checkFormat(req);
-    const content = await readResource(deps.sql, type, req.params.id);
+    const content = await withDeadline(readResource(deps.sql, type, req.params.id), deps.search.deadlineMs);
     if (content === undefined) throw notFound(`Resource not found with id: ${type}/${req.params.id}`);
     versionHeaders(reply, version, rootUrl(deps, req), type);
     return content;
