@@ -30,6 +30,8 @@ t.test('a preflight is answered without a key, allowing the key and the FHIR hea
     headers: { origin: APP_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,service-api-key' },
   });
   t.equal(post.statusCode, 204, 'the preflight of a v1 POST _search too');
+  const plain = await app.inject({ method: 'OPTIONS', url: '/fhir/v2/Practitioner' });
+  t.same({ status: plain.statusCode, allow: list(header(plain, 'access-control-allow-methods')) }, { status: 204, allow: ['get', 'head', 'post'] }, 'an OPTIONS without preflight headers: the methods, no error');
 });
 
 t.test('a keyed cross-origin GET: the Bundle, readable headers exposed', async (t) => {

@@ -158,6 +158,10 @@ t.test('files of other extensions are skipped, said once each; the rest loads', 
   const only = await cli(db, [txt]);
   t.equal(only.code, 1, 'nothing to load is a failure');
   t.match(only.stderr, /notes\.txt: skipped: .*\nno file to load\n/);
+
+  const emptyDir = path.dirname(await write('skip/empty/.keep', ''));
+  const none = await cli(db, [emptyDir]);
+  t.same({ code: none.code, said: /no file to load/.test(none.stderr) }, { code: 1, said: true }, 'an empty folder: nothing to load, a failure too');
 });
 
 t.test('the depth scan: exact at the limit, blind to brackets in strings, equal to the depth of the parsed value', async (t) => {

@@ -79,8 +79,8 @@ async function main(): Promise<number> {
     console.error(`cannot read ${(err as NodeJS.ErrnoException).path ?? ''}: ${(err as Error).message}`);
     return 1;
   }
-  if (files.length === 0 && skipped > 0) {
-    console.error('no file to load');
+  if (files.length === 0) {
+    console.error(skipped > 0 ? 'no file to load' : `no file to load: no .json, .ndjson or .gz file in ${args.positionals.join(', ')}`);
     return 1;
   }
   const config = loadConfig();

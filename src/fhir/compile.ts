@@ -263,13 +263,14 @@ export function valueIndependent(req: SearchRequest): boolean {
 
 /**
  * Searches that may make PostgreSQL read thousands of rows: pages of more than 100 resources,
- * `:contains` (a trigram set or a walk of the parameter), exact totals. They go through a lane of
+ * `:contains` (a trigram set or a walk of the parameter), exact counts (`_total=accurate`,
+ * `_summary=count`, `_count=0`). They go through a lane of
  * bounded width (src/store/lane.ts) so that a crowd of them is served in turn, not all at once.
  */
 export function heavySearch(req: SearchRequest): boolean {
   const contains = (c: Condition): boolean =>
     (c.kind === 'string' && c.mode === 'contains') || ((c.kind === 'chain' || c.kind === 'has') && contains(c.inner));
-  return req.count > 100 || req.total === 'accurate' || req.conditions.some(contains);
+  return req.count > 100 || req.count === 0 || req.total === 'accurate' || req.summary === 'count' || req.conditions.some(contains);
 }
 
 /** The set of matching keys, for EXPLAIN-based estimates. */

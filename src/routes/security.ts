@@ -113,6 +113,8 @@ export async function security(app: FastifyInstance, deps: AppDeps): Promise<voi
     allowedHeaders: ['SERVICE-API-KEY', 'Content-Type', 'Prefer', 'Accept'],
     exposedHeaders: ['Deprecation', 'Link', 'Retry-After', 'Content-Location', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'WWW-Authenticate'],
     maxAge: 86400,
+    // An OPTIONS without the preflight headers is answered like a preflight, not with a bare 400.
+    strictPreflight: false,
   });
 
   app.decorateRequest('apiKey', null);
