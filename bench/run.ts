@@ -29,7 +29,7 @@ import {
   type Child, type RunStats,
 } from './drive.ts';
 import { runLoadJob } from './load-child.ts';
-import { explainPage, floorDeps, prepareOps, type FloorOp } from './floor.ts';
+import { explainPage, floorExecutor, prepareOps, type FloorOp } from './floor.ts';
 import { CHART, evaluateTargets, renderChart, renderMarkdown, renderPerformance, type BenchResult, type ClassResult, type LoadFigures } from './report.ts';
 import { deepWalk, fetchPaths, nextPages, sortedDeep } from './walk.ts';
 
@@ -405,7 +405,7 @@ async function main(): Promise<number> {
       ...splitPool(config.dbPoolSize * serverWorkers), heavyMax: heavyWidth(config) * serverWorkers, countTimeoutMs: config.totalBudgetMs || undefined,
     });
     pools.push(floorPools.sql, floorPools.generic, floorPools.heavy, floorPools.count);
-    const floorSearch = floorDeps(floorPools, config, CURSOR_SECRET);
+    const floorSearch = floorExecutor(floorPools, config, CURSOR_SECRET);
     const base = `http://127.0.0.1:${opts.port}`;
 
     log('hello-world ceiling');
@@ -477,7 +477,7 @@ async function main(): Promise<number> {
         continue;
       }
       const seed = hashName(cls.name) ^ opts.seed;
-      const ops = await prepareOps(floorPools, config, base, cls.paths);
+      const ops = await prepareOps(floorSearch, config, base, cls.paths);
       floorOps.set(cls.name, ops);
       const res: ClassResult = {
         name: cls.name, description: cls.description, distinctPaths: new Set(cls.paths).size, examplePath: cls.paths[0],
@@ -529,7 +529,7 @@ async function main(): Promise<number> {
       let best: { path: string; plan: string; ms: number } | undefined;
       for (let i = 0; i < Math.min(8, ops.length); i++) {
         const op = ops[(i * 7919) % ops.length];
-        const plan = await explainPage(floorPools, op, config);
+        const plan = await explainPage(floorSearch, op, config);
         const ms = [...plan.matchAll(/Execution Time: ([\d.]+)/g)].reduce((a, m) => a + Number(m[1]), 0);
         if (!best || ms > best.ms) best = { path: op.path, plan, ms };
       }

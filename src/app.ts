@@ -3,15 +3,13 @@ import { availableParallelism } from 'node:os';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { KeyStore } from './auth/keys.ts';
 import type { Config } from './config.ts';
-import { probePools, SILENCE_MARGIN_MS, type Database, type PoolState, type Sql } from './db.ts';
+import { probePools, SILENCE_MARGIN_MS, type PoolState, type Pools, type Sql } from './db.ts';
 import { classifyDbError, RETRY_AFTER_SECONDS } from './db-errors.ts';
-import { CursorCodec } from './fhir/cursor.ts';
 import { FhirError, outcome, type IssueType } from './fhir/outcome.ts';
 import type { Registry } from './registry/index.ts';
 import { fhirRoutes, FHIR_JSON } from './routes/fhir.ts';
 import { clientErrorHandler, frameworkErrors, security } from './routes/security.ts';
-import { Lane } from './store/lane.ts';
-import { SystemLookup, type SearchDeps } from './store/search.ts';
+import { Executor } from './store/executor.ts';
 
 /**
  * The application as a plugin-built instance that never listens: server.ts owns the port, the
@@ -19,9 +17,11 @@ import { SystemLookup, type SearchDeps } from './store/search.ts';
  */
 export interface AppDeps {
   config: Config;
+  /** the pool API keys are read from (src/auth/keys.ts). */
   sql: Sql;
   registry: Registry;
-  search: SearchDeps;
+  /** searches and reads: the pools, the heavy lane, the statements (src/store/executor.ts). */
+  executor: Executor;
   /** API keys: verification with a short-lived in-memory copy (src/auth/keys.ts). */
   keys: KeyStore;
   softwareVersion: string;
@@ -36,28 +36,23 @@ export function heavyWidth(config: Pick<Config, 'heavySearches' | 'workers'>): n
   return Math.max(1, Math.round((config.heavySearches || availableParallelism()) / (config.workers || availableParallelism())));
 }
 
-export function makeDeps(config: Config, db: Pick<Database, 'sql' | 'generic' | 'heavy' | 'count'>, registry: Registry, softwareVersion = '0.1.0'): AppDeps {
-  const { sql } = db;
+export function makeDeps(config: Config, db: Pools, registry: Registry, softwareVersion = '0.1.0'): AppDeps {
   return {
     config,
-    sql,
+    sql: db.sql,
     registry,
-    keys: new KeyStore(sql),
+    keys: new KeyStore(db.sql),
     softwareVersion,
     startedAt: new Date().toISOString().slice(0, 10),
-    search: {
-      sql,
-      generic: db.generic,
-      heavySql: db.heavy,
-      countSql: db.count,
-      systems: new SystemLookup(),
-      cursors: new CursorCodec(config.cursorSecret),
+    executor: new Executor({
+      pools: { sql: db.sql, generic: db.generic, heavy: db.heavy, count: db.count },
+      cursorSecret: config.cursorSecret,
       includeCap: config.includeCap,
       totalBudgetMs: config.totalBudgetMs,
       // Up to four statements, each within the statement timeout, and a silent connection's margin.
       deadlineMs: config.statementTimeoutMs ? 4 * config.statementTimeoutMs + SILENCE_MARGIN_MS : 0,
-      heavy: new Lane(heavyWidth(config)),
-    },
+      heavyWidth: heavyWidth(config),
+    }),
   };
 }
 
@@ -116,8 +111,8 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
   // Ready when every pool runs `select 1` within PROBE_DEADLINE_MS. A heavy connection answers
   // only after the heavy search it runs: late while heavy searches run, it is busy, not broken.
   app.get('/ready', async (_req, reply) => {
-    const pools: Record<string, PoolState> = await probePools({ sql: deps.sql, generic: deps.search.generic, heavy: deps.search.heavySql, count: deps.search.countSql });
-    if (pools.heavy === 'timeout' && deps.search.heavy.load.active > 0) pools.heavy = 'busy';
+    const pools: Record<string, PoolState> = await probePools(deps.executor.pools);
+    if (pools.heavy === 'timeout' && deps.executor.lane.load.active > 0) pools.heavy = 'busy';
     const failed = Object.keys(pools).filter((name) => pools[name] !== 'ok' && pools[name] !== 'busy');
     if (failed.length === 0) return { status: 'ready', pools };
     return reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).send({ status: 'unavailable', failed, pools });

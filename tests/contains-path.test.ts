@@ -1,9 +1,10 @@
 import t from 'tap';
-import { containsNeedle, pageQuery } from '../src/fhir/compile.ts';
+import { pageQuery } from '../src/fhir/compile.ts';
+import { containsNeedle } from '../src/fhir/types/string.ts';
 import { flatten } from '../src/fhir/statement.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
 import { registry } from '../src/registry/index.ts';
-import { SystemLookup } from '../src/store/search.ts';
+import { Planner } from '../src/store/planner.ts';
 import { testDatabase } from './helpers/db.ts';
 
 /**
@@ -29,19 +30,19 @@ t.test('a needle is common when its estimated rows exceed √(page × rows of th
     select i, ${param}, case when i <= 6000 then 'azqkb' || i when i <= 6030 then 'cwvxd' || i else 'filler' || i end, 'x'
     from generate_series(1, 20000) i`;
   await db.sql`analyze string_idx`;
-  const common = async (needle: string, count: number, lookup = new SystemLookup()) => {
+  const common = async (needle: string, count: number, lookup = new Planner()) => {
     const req = parseSearch([['family:contains', needle], ['_count', String(count)]], {
       version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(),
       defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 100,
     });
-    const ctx = await lookup.prepare(db.sql, req);
+    const ctx = await lookup.plan(db.sql, req);
     return ctx.commonNeedles!.has(`${param}/${needle}`);
   };
   // √(51 × 20,000 / 16) ≈ 252 rows: "zqk" (6,000) walks, "wvx" (30) takes the trigram index.
   t.equal(await common('zqk', 50), true, 'common needle: key-order walk');
   t.equal(await common('wvx', 50), false, 'rare needle: trigram index');
   // A page of 1000 moves the crossover to √(1001 × 20,000 / 16) ≈ 1,119: 6,000 rows still walk…
-  const kept = new SystemLookup();
+  const kept = new Planner();
   t.equal(await common('zqk', 1000, kept), true);
   // …but with 600 rows the larger page makes the trigram path the cheaper one.
   await db.sql`update string_idx set norm = 'filler' || rid where rid > 600 and rid <= 6000`;
@@ -66,13 +67,13 @@ t.test('a prefix whose range holds fewer rows than √(page × rows of the param
     insert into string_idx (rid, param, norm, exact)
     select 100000 + i, ${address}, 'pharmacie ' || i, 'x' from generate_series(1, 40000) i`;
   await db.sql`analyze string_idx`;
-  const lookup = new SystemLookup();
+  const lookup = new Planner();
   const rare = async (prefix: string, count: number) => {
     const req = parseSearch([['family', prefix], ['_count', String(count)]], {
       version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(),
       defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 100,
     });
-    const ctx = await lookup.prepare(db.sql, req, db.generic);
+    const ctx = await lookup.plan(db.sql, req, db.generic);
     return { rare: ctx.rarePrefixes!.has(`${family}/${prefix.toLowerCase()}`), sql: flatten(pageQuery(ctx, req, undefined, count + 1)).text };
   };
   // √(51 × 20,000 / 8) ≈ 357 rows: "mar" (6,000) is left to the planner, "pha" (200) reads its range.

@@ -9,7 +9,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import t from 'tap';
 import { connectUrl, SILENCE_MARGIN_MS } from '../src/db.ts';
 import { FhirError } from '../src/fhir/outcome.ts';
-import { withDeadline } from '../src/store/search.ts';
+import { withDeadline } from '../src/store/executor.ts';
 import { ownCluster } from './helpers/db.ts';
 
 interface Relay {

@@ -11,7 +11,7 @@ import { BulkCopies, buildMemory, failBulk, finishInterruptedBulk, rowsCommitted
 import { connectUrl } from '../src/db.ts';
 import { LOADER_CONNECTIONS, loadFiles, loaderConnections } from '../src/load/loader.ts';
 import { registry } from '../src/registry/index.ts';
-import { CopyEncoder } from '../src/load/copy-encode.ts';
+import { CopyEncoder } from '../src/store/copy-encode.ts';
 import { preparePutRows } from '../src/store/write.ts';
 
 /** The loader on a real database: every input form, idempotence, rejects, --strict, bulk, reruns. */

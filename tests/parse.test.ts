@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
-import { parseSearch, splitUnescaped, unescape, type ParseContext } from '../src/fhir/parse.ts';
+import { splitUnescaped, unescape } from '../src/fhir/escape.ts';
+import { parseSearch, type ParseContext } from '../src/fhir/parse.ts';
 import { FhirError } from '../src/fhir/outcome.ts';
 import { registry } from '../src/registry/index.ts';
 
@@ -112,8 +113,8 @@ t.test('result parameters', async (t) => {
   fails(t, '_count=1&_count=2', 400, /more than once/);
   fails(t, '_total=maybe', 400, /_total/);
   fails(t, '_summary=text&_include=PractitionerRole:practitioner', 400, /_summary=text/, { type: 'PractitionerRole' });
-  fails(t, '_format=xml', 406, /only JSON/);
-  t.equal(parse('_format=application/fhir+json').conditions.length, 0);
+  // _format is the route's content negotiation (tests/search-http.test.ts): the parser only keeps it for the links.
+  t.same(parse('_format=application/fhir%2Bjson').applied, [['_format', 'application/fhir+json']]);
 });
 
 t.test('includes', async (t) => {

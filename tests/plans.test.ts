@@ -2,8 +2,8 @@ import t from 'tap';
 import { valueIndependent } from '../src/fhir/compile.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
 import { registry, type ResourceType } from '../src/registry/index.ts';
-import { executeSearch, searchSql } from '../src/store/search.ts';
-import type { Entries } from '../src/store/render.ts';
+import type { Entries } from '../src/store/entries.ts';
+import { Executor } from '../src/store/executor.ts';
 import { FIXTURES, testApp } from './helpers/app.ts';
 
 /**
@@ -62,24 +62,24 @@ t.test('the two pools: generic plans for value-independent searches, custom plan
   const [{ plan_cache_mode: custom }] = await db.sql`show plan_cache_mode`;
   t.equal(generic, 'force_generic_plan');
   t.equal(custom, 'force_custom_plan');
-  t.equal(searchSql(deps.search, req('Practitioner', 'identifier=10001010007')), db.generic);
-  t.equal(searchSql(deps.search, req('Practitioner', 'name=martin')), db.sql);
+  t.equal(deps.executor.poolOf(req('Practitioner', 'identifier=10001010007')), db.generic);
+  t.equal(deps.executor.poolOf(req('Practitioner', 'name=martin')), db.sql);
 
   // The same lookups, many times over (a generic plan is reused after the first executions), answer
   // exactly what a custom plan answers.
   const [{ id, ident }] = await db.sql<{ id: string; ident: string }[]>`
     select id, content->'identifier'->0->>'value' as ident from resource where type = 'Practitioner' order by rid limit 1`;
-  const customOnly = { ...deps.search, generic: db.sql };
-  const expected = ids((await executeSearch(customOnly, req('Practitioner', `identifier=${ident}`), BASE)).matches);
+  const customOnly = new Executor({ pools: { ...deps.executor.pools, generic: db.sql }, cursorSecret: 'test-secret-0123456789', includeCap: 1000, totalBudgetMs: 5000, heavyWidth: 2 });
+  const expected = ids((await customOnly.search(req('Practitioner', `identifier=${ident}`), BASE)).matches);
   t.ok(expected.includes(id), 'the custom plan finds the resource');
   for (let i = 0; i < 8; i++) {
-    const byIdent = await executeSearch(deps.search, req('Practitioner', `identifier=${ident}`), BASE);
+    const byIdent = await deps.executor.search(req('Practitioner', `identifier=${ident}`), BASE);
     t.same(ids(byIdent.matches), expected, `identifier lookup, run ${i + 1}`);
-    const none = await executeSearch(deps.search, req('Practitioner', `identifier=no-such-${i}`), BASE);
+    const none = await deps.executor.search(req('Practitioner', `identifier=no-such-${i}`), BASE);
     t.equal(none.matches.count, 0, `unknown identifier, run ${i + 1}`);
   }
-  const custom1 = await executeSearch(customOnly, req('PractitionerRole', `practitioner.identifier=${ident}&_include=PractitionerRole:organization`), BASE);
-  const generic1 = await executeSearch(deps.search, req('PractitionerRole', `practitioner.identifier=${ident}&_include=PractitionerRole:organization`), BASE);
+  const custom1 = await customOnly.search(req('PractitionerRole', `practitioner.identifier=${ident}&_include=PractitionerRole:organization`), BASE);
+  const generic1 = await deps.executor.search(req('PractitionerRole', `practitioner.identifier=${ident}&_include=PractitionerRole:organization`), BASE);
   t.same(ids(generic1.matches), ids(custom1.matches), 'chain: same matches on both pools');
   t.ok(generic1.includes.count > 0, 'the chain finds roles with organizations');
   t.same(ids(generic1.includes), ids(custom1.includes), 'includes: same resources on both pools');

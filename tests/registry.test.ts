@@ -1,7 +1,9 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { extract } from '../src/fhir/extract.ts';
+import { compileExtractor } from '../src/fhir/extract.ts';
+
+const extract = (resource: Record<string, unknown>, params: Parameters<typeof compileExtractor>[0]) => compileExtractor(params)(resource);
 import { normalize, prefixUpperBound } from '../src/fhir/normalize.ts';
 import { buildRegistry, PARAMS, paramId, registry, type ResourceType } from '../src/registry/index.ts';
 import { FIXTURES } from './helpers/app.ts';

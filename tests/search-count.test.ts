@@ -20,8 +20,9 @@ async function search(url: string) {
 
 /** Holds every connection of the count pool for `ms`. */
 function occupyCountPool(ms: number): Promise<unknown> {
-  const n = (deps.search.countSql.options as { max: number }).max;
-  return Promise.all(Array.from({ length: n }, () => deps.search.countSql`select pg_sleep(${ms / 1000})`));
+  const pool = deps.executor.pools.count;
+  const n = (pool.options as { max: number }).max;
+  return Promise.all(Array.from({ length: n }, () => pool`select pg_sleep(${ms / 1000})`));
 }
 
 t.test('a count that fits the budget gives the exact total', async (t) => {
@@ -51,7 +52,7 @@ t.test('a count past the budget: no total, and the answer does not wait for it',
   await busy;
   // The count that gave up had been handed to the busy connection: it must not have been cancelled
   // there (postgres.js would skip it while its answer still arrives, and give it to the next query).
-  const shapes = await Promise.all([1, 2, 3].map((n) => deps.search.countSql`select ${n}::int as n, 'x' as tag`));
+  const shapes = await Promise.all([1, 2, 3].map((n) => deps.executor.pools.count`select ${n}::int as n, 'x' as tag`));
   t.same(shapes, [[{ n: 1, tag: 'x' }], [{ n: 2, tag: 'x' }], [{ n: 3, tag: 'x' }]], 'the next results of the count pool are their own');
   const after = await search('/fhir/v2/Practitioner?_count=5');
   t.equal(after.bundle.total, 30, 'the pool free again: the total is back');

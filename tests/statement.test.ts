@@ -1,5 +1,6 @@
 import t from 'tap';
-import { flatten, ident, join, run, sql, STATEMENT_TEXTS_KEPT, statementText, statementTextsKept } from '../src/fhir/statement.ts';
+import { flatten, ident, join, sql } from '../src/fhir/statement.ts';
+import { run, STATEMENT_TEXTS_KEPT, statementText, statementTextsKept } from '../src/store/run.ts';
 import { testDatabase } from './helpers/db.ts';
 
 /** Statements composed as text: parameters numbered in order through nesting, identifiers quoted. */

@@ -4,15 +4,46 @@ import { outcome } from './outcome.ts';
 import type { SearchRequest } from './search-request.ts';
 
 /**
- * The searchset Bundle, written as bytes: the entries come rendered (src/store/render.ts, by the
- * database unless resources must be subsetted) and are spliced in as they are. A page of 1000
- * resources is about 2 MB: building it as one string cost more CPU (and garbage) than the database
- * spent reading it.
+ * The searchset Bundle, written as bytes: the entries come rendered (by the database, from the
+ * parts below: src/fhir/compile.ts renderQuery; in JavaScript when resources are subsetted) and
+ * are spliced in as they are. A page of 1000 resources is megabytes: it is never built as one
+ * string.
  */
 export interface RenderedEntries {
   /** comma-separated entry objects, UTF-8 ('' when none). */
   json: Buffer;
   count: number;
+}
+
+/**
+ * The entry format, written here only: `{"fullUrl":…,"resource":…,"search":{"mode":…}}`. The
+ * database writes page entries from these parts (renderQuery), JavaScript the subsetted ones and
+ * the warning entry (`entry`).
+ */
+export type EntryMode = 'match' | 'include' | 'outcome';
+export const ENTRY_OPEN = '{"fullUrl":';
+export const ENTRY_RESOURCE = ',"resource":';
+const entryClose = (mode: EntryMode) => `,"search":{"mode":"${mode}"}}`;
+
+/**
+ * The text before an entry's `Type/id` (its base) and after its resource, per base and mode: kept
+ * rather than built anew for each statement (they are parameters of every render statement). Bases
+ * come from Host headers: at most 64 are kept.
+ */
+const entryTexts = new Map<string, readonly [prefix: string, suffix: string]>();
+export function entryParts(base: string, mode: EntryMode): readonly [string, string] {
+  const key = `${mode} ${base}`;
+  let parts = entryTexts.get(key);
+  if (parts === undefined) {
+    parts = [`${base}/`, entryClose(mode)];
+    if (entryTexts.size < 64) entryTexts.set(key, parts);
+  }
+  return parts;
+}
+
+/** One entry, as the parts of a Bundle's bytes. */
+export function entry(fullUrl: string, resource: string | Buffer, mode: EntryMode): (string | Buffer)[] {
+  return [`${ENTRY_OPEN}${JSON.stringify(fullUrl)}${ENTRY_RESOURCE}`, resource, entryClose(mode)];
 }
 
 const SUMMARY_ELEMENTS: Record<string, string[]> = {
@@ -94,7 +125,7 @@ export function searchBundle(opts: {
   if (opts.warnings.length) {
     const oo = { ...outcome('warning', 'informational', opts.warnings[0]) };
     oo.issue = opts.warnings.map((w) => ({ severity: 'warning', code: 'informational', diagnostics: w }));
-    sections.push(`{"fullUrl":"urn:uuid:${randomUUID()}","resource":${JSON.stringify(oo)},"search":{"mode":"outcome"}}`);
+    sections.push(concat(entry(`urn:uuid:${randomUUID()}`, JSON.stringify(oo), 'outcome')));
   }
   if (sections.length === 0) {
     const json = `${head}}`;

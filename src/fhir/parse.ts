@@ -1,60 +1,17 @@
-import { VERSION_TYPES, RESOURCE_TYPES, type BoundParam, type Registry, type ResourceType, type Version } from '../registry/index.ts';
-import { parseFhirDate } from './date.ts';
-import { normalize } from './normalize.ts';
+import { VERSION_TYPES, RESOURCE_TYPES, type ResourceType } from '../registry/index.ts';
+import { splitUnescaped } from './escape.ts';
 import { badRequest, FhirError, notSupported } from './outcome.ts';
-import { ID_RE } from './reference.ts';
-import type { Condition, DateValue, RefValue, SearchRequest, SummaryMode, TokenValue, TotalMode } from './search-request.ts';
+import type { Condition, ParseContext, SearchRequest, SummaryMode, TotalMode } from './search-request.ts';
 import { sortable } from './sort.ts';
+import { typeOf } from './types/index.ts';
 
 /**
  * Query string → SearchRequest. Pure: no database, no HTTP. Every name is resolved through the
- * registry; every value is validated here so that the compiler only ever sees well-formed data.
+ * registry, every value parsed by its parameter's type (src/fhir/types), so that the compiler only
+ * ever sees well-formed data.
  */
-export interface ParseContext {
-  version: Version;
-  type: ResourceType;
-  registry: Registry;
-  /** Prefer: handling=strict — unknown parameters are errors instead of being ignored. */
-  strict: boolean;
-  /** absolute base URLs of this server (…/fhir/v1, …/fhir/v2): references to them are local. */
-  bases: string[];
-  now: number;
-  defaultCount: number;
-  maxCount: number;
-  maxValuesPerParam: number;
-  maxParams: number;
-}
-
-const DATE_PREFIXES = ['eq', 'ne', 'gt', 'lt', 'ge', 'le', 'sa', 'eb', 'ap'] as const;
+export type { ParseContext };
 const RESULT_PARAMS = new Set(['_count', '_total', '_summary', '_elements', '_include', '_revinclude', '_cursor', '_format', '_pretty', '_sort', '_contained', '_containedType', '_query']);
-
-/** Splits on `sep` where it is not escaped by a backslash (escapes are kept for `unescape`). */
-export function splitUnescaped(s: string, sep: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i];
-    if (c === '\\' && i + 1 < s.length) {
-      cur += c + s[i + 1];
-      i++;
-    } else if (c === sep) {
-      out.push(cur);
-      cur = '';
-    } else {
-      cur += c;
-    }
-  }
-  out.push(cur);
-  return out;
-}
-
-/** `\,` `\|` `\$` `\\` → the character; any other backslash is illegal (400). */
-export function unescape(s: string, name: string): string {
-  return s.replace(/\\(.?)/gs, (_, c: string) => {
-    if (c === ',' || c === '|' || c === '$' || c === '\\') return c;
-    throw badRequest(`parameter ${name}: illegal escape "\\${c}" in "${s}" (only \\, \\| \\$ \\\\ are allowed)`, name);
-  });
-}
 
 const isType = (t: string): t is ResourceType => (RESOURCE_TYPES as readonly string[]).includes(t);
 
@@ -65,89 +22,6 @@ function lookupAny(ctx: ParseContext, type: ResourceType, name: string) {
 }
 
 class Unknown extends Error {}
-
-function parseToken(p: BoundParam, raw: string, name: string, ctx: ParseContext): TokenValue {
-  if (p.column === 'id') return { code: unescape(raw, name) };
-  const parts = splitUnescaped(raw, '|');
-  if (parts.length > 2) throw badRequest(`parameter ${name}: "${raw}" has more than one unescaped "|"`, name);
-  if (parts.length === 1) {
-    const code = unescape(parts[0], name);
-    if (p.boolean && code !== 'true' && code !== 'false') {
-      throw badRequest(`parameter ${name}: "${code}" is not a boolean (true or false)`, name);
-    }
-    return { code };
-  }
-  if (p.boolean) throw badRequest(`parameter ${name}: "${raw}" — a boolean takes true or false without a system`, name);
-  const [sys, code] = parts.map((x) => unescape(x, name));
-  if (sys === '' && code === '') throw badRequest(`parameter ${name}: "|" needs a system or a code`, name);
-  const aliases = ctx.registry.systemAliases(ctx.version);
-  const system = sys === '' ? null : (aliases[sys] ?? sys);
-  return code === '' ? { system } : { system, code };
-}
-
-/**
- * A token on a `code` element, whose codes are stored without their implied system: that system
- * with a code is the bare code, that system alone is any value, `|code` (no system) is nothing.
- */
-function impliedSystemCondition(param: BoundParam, implied: string, not: boolean, values: TokenValue[]): Condition {
-  if (values.some((v) => v.system === implied && v.code === undefined)) return { kind: 'missing', param, missing: not };
-  const kept = values.filter((v) => v.system !== null).map((v) => (v.system === implied ? { code: v.code } : v));
-  if (kept.length === 0 && !not) return { kind: 'none' };
-  return { kind: 'token', param, not, values: kept };
-}
-
-function parseDate(raw: string, name: string, ctx: ParseContext, impliedPrefix?: string): DateValue {
-  const m = /^([a-z]{2})?(.*)$/s.exec(raw)!;
-  let prefix = m[1];
-  let text = m[2];
-  if (prefix && !(DATE_PREFIXES as readonly string[]).includes(prefix)) {
-    throw badRequest(`parameter ${name}: unknown date prefix "${prefix}" in "${raw}" (eq ne gt lt ge le sa eb ap)`, name);
-  }
-  if (impliedPrefix) {
-    if (prefix) throw badRequest(`parameter ${name}: takes an instant without a prefix, got "${raw}"`, name);
-    prefix = impliedPrefix;
-  }
-  // A raw "+" in a query string decodes to a space: "…T10:00:00 01:00" means +01:00.
-  text = text.replace(/ (\d{2}:\d{2})$/, '+$1');
-  const range = parseFhirDate(text);
-  if (!range) {
-    throw badRequest(`parameter ${name}: "${raw}" is not a FHIR date (YYYY, YYYY-MM, YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.sss]][Z|±hh:mm])`, name);
-  }
-  let { low, high } = range;
-  const p = (prefix ?? 'eq') as DateValue['prefix'];
-  if (p === 'ap') {
-    // ±10 % of the distance between now and the value (at least the value's own precision).
-    const slack = Math.ceil(0.1 * Math.abs(ctx.now - low));
-    low -= slack;
-    high += slack;
-  }
-  return { prefix: p, low, high };
-}
-
-function parseRef(p: BoundParam, raw: string, name: string, ctx: ParseContext, typeModifier?: string): RefValue | undefined {
-  const v = unescape(raw, name);
-  let rest = v;
-  if (/^https?:\/\//.test(v)) {
-    const base = ctx.bases.find((b) => v.startsWith(`${b}/`));
-    if (!base) return undefined; // another server's resource: matches nothing here
-    rest = v.slice(base.length + 1);
-  }
-  const segs = rest.split('/');
-  let type: string | undefined;
-  let id: string;
-  if (segs.length === 1) {
-    id = segs[0];
-    type = typeModifier ?? (p.target?.length === 1 ? p.target[0] : undefined);
-  } else if (segs.length === 2 || (segs.length === 4 && segs[2] === '_history')) {
-    [type, id] = segs;
-    if (typeModifier && typeModifier !== type) return undefined;
-    if (p.target && p.target.length > 0 && !p.target.includes(type as ResourceType)) return undefined;
-  } else {
-    throw badRequest(`parameter ${name}: "${v}" is not an id, Type/id or an absolute URL of this server`, name);
-  }
-  if (!ID_RE.test(id)) throw badRequest(`parameter ${name}: "${id}" is not a valid resource id`, name);
-  return { type, id };
-}
 
 function parseMissing(raw: string, name: string): boolean {
   if (raw === 'true') return true;
@@ -193,48 +67,13 @@ function parseCondition(name: string, value: string, type: ResourceType, ctx: Pa
   if (more.length) throw badRequest(`parameter ${full}: more than one modifier`, full);
   const found = lookupAny(ctx, type, code);
   if (!found) throw new Unknown(code);
-  let { param } = found;
+  const { param } = found;
   const raws = splitUnescaped(value, ',');
   if (raws.length > ctx.maxValuesPerParam) {
     throw badRequest(`parameter ${full}: ${raws.length} values, at most ${ctx.maxValuesPerParam} are accepted`, full);
   }
   if (modifier === 'missing') return { kind: 'missing', param, missing: parseMissing(value, full) };
-  const unsupported = () =>
-    notSupported(`parameter ${full}: the modifier ":${modifier}" is not supported on ${param.type} parameter ${code}`, full);
-  switch (param.type) {
-    case 'token': {
-      if (modifier !== undefined && modifier !== 'not') throw unsupported();
-      const values = raws.map((r) => parseToken(param, r, full, ctx));
-      return param.impliedSystem === undefined
-        ? { kind: 'token', param, not: modifier === 'not', values }
-        : impliedSystemCondition(param, param.impliedSystem, modifier === 'not', values);
-    }
-    case 'string': {
-      let mode: 'prefix' | 'exact' | 'contains' = 'prefix';
-      if (modifier === 'exact' || modifier === 'contains') mode = modifier;
-      else if (modifier !== undefined && param.parts?.[modifier]) {
-        const sub = ctx.registry.byCode(type, param.parts[modifier]);
-        if (!sub) throw unsupported();
-        param = sub;
-      } else if (modifier !== undefined) throw unsupported();
-      const values = raws.map((r) => unescape(r, full));
-      if (mode !== 'exact' && values.some((v) => normalize(v) === '' && v !== '')) {
-        throw badRequest(`parameter ${full}: "${value}" has no letter or digit to search for`, full);
-      }
-      return { kind: 'string', param, mode, values };
-    }
-    case 'date': {
-      if (modifier !== undefined) throw unsupported();
-      return { kind: 'date', param, values: raws.map((r) => parseDate(r, full, ctx, found.prefix)) };
-    }
-    case 'reference': {
-      if (modifier !== undefined && !(isType(modifier) && (!param.target?.length || param.target.includes(modifier)))) {
-        throw unsupported();
-      }
-      const values = raws.map((r) => parseRef(param, r, full, ctx, modifier)).filter((v): v is RefValue => v !== undefined);
-      return values.length ? { kind: 'reference', param, values } : { kind: 'none' };
-    }
-  }
+  return typeOf(param).parse(param, modifier, raws, full, ctx, type, found.prefix);
 }
 
 function single(name: string, values: string[]): string {
@@ -381,14 +220,10 @@ export function parseSearch(pairs: [string, string][], ctx: ParseContext): Searc
       case '_sort':
         parseSort(single(name, values), ctx, req);
         break;
-      case '_format': {
-        const v = single(name, values).toLowerCase().replace(/ /g, '+');
-        if (!['json', 'application/json', 'application/fhir+json'].includes(v.split(';')[0].trim())) {
-          throw new FhirError(406, 'not-supported', `_format=${values[0]}: only JSON (application/fhir+json) is served`);
-        }
+      case '_format':
+        // Content negotiation is the route's (src/routes/fhir.ts): here it only carries over to links.
         keep();
         break;
-      }
       case '_pretty':
         req.pretty = single(name, values) === 'true';
         keep();

@@ -1,4 +1,4 @@
-import type { BoundParam, ResourceType, Version } from '../registry/index.ts';
+import type { BoundParam, Registry, ResourceType, Version } from '../registry/index.ts';
 
 /**
  * A search as plain data: what the parser produces from a query string and the compiler turns into
@@ -72,4 +72,35 @@ export interface SearchRequest {
   criteria: [string, string][];
   /** clamps and other notes for an outcome entry of the Bundle. */
   warnings: string[];
+}
+
+/** What parsing a query needs besides the query: the endpoint, the registry, the server's limits. */
+export interface ParseContext {
+  version: Version;
+  type: ResourceType;
+  registry: Registry;
+  /** Prefer: handling=strict — unknown parameters are errors instead of being ignored. */
+  strict: boolean;
+  /** absolute base URLs of this server (…/fhir/v1, …/fhir/v2): references to them are local. */
+  bases: string[];
+  now: number;
+  defaultCount: number;
+  maxCount: number;
+  maxValuesPerParam: number;
+  maxParams: number;
+}
+
+/**
+ * What the planner (src/store/planner.ts) learnt from the database for one search, as plain data:
+ * the compiler's only other input.
+ */
+export interface PlanHints {
+  /** id of an interned token system, undefined when no stored token uses it. */
+  systemId(uri: string): number | undefined;
+  /** `param/needle` of :contains values the planner expects to be common (src/fhir/types/string.ts). */
+  commonNeedles?: ReadonlySet<string>;
+  /** `param/norm` of prefix values whose range holds fewer rows than a key-order walk would read. */
+  rarePrefixes?: ReadonlySet<string>;
+  /** a sorted search with conditions: walk the first sort key's index (many matches) or sort the matches (few). */
+  sortWalk?: boolean;
 }

@@ -1,6 +1,6 @@
 import type { BoundParam } from '../registry/index.ts';
-import { matchSet, probe, type CompileContext } from './compile.ts';
-import type { SearchRequest, SortKey } from './search-request.ts';
+import { matchSet, probe } from './compile.ts';
+import type { PlanHints, SearchRequest, SortKey } from './search-request.ts';
 import { ident, join, sql, type Statement } from './statement.ts';
 
 /**
@@ -104,19 +104,19 @@ function outputOrder(dirs: boolean[], ridDesc: boolean): Statement {
 /**
  * Phase 1: the resources with a first-key value. Walked in the order of that key's index (each
  * resource once, at its lowest or highest row) with the conditions probed per candidate, when the
- * matches are many (src/store/search.ts decides, `sortWalk`); else every match read and sorted.
+ * matches are many (the planner decides, `sortWalk`); else every match read and sorted.
  */
-function phase1(ctx: CompileContext, req: SearchRequest, cursor: SortCursor | undefined, limit: number): PhaseRows {
+function phase1(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undefined, limit: number): PhaseRows {
   const [first, ...rest] = req.sort;
   const src = sourceOf(first.param);
-  const walk = ctx.sortWalk !== false || req.conditions.length === 0;
+  const walk = hints.sortWalk !== false || req.conditions.length === 0;
   const alias = walk ? 'w' : 'm';
   const rid = sql`${ident(alias)}.rid`;
   const col = walk ? sql`w.${ident(src.column)}` : sql`m.s1`;
   const where: Statement[] = [];
   let from: Statement;
   if (!walk) {
-    from = sql`(select m.rid, ${keyValue(first, sql`m.rid`)} as s1 from (${matchSet(ctx, req)}) m) m`;
+    from = sql`(select m.rid, ${keyValue(first, sql`m.rid`)} as s1 from (${matchSet(hints, req)}) m) m`;
     where.push(sql`m.s1 is not null`);
   } else if (src.table === 'resource') {
     from = sql`resource w`;
@@ -133,7 +133,7 @@ function phase1(ctx: CompileContext, req: SearchRequest, cursor: SortCursor | un
       and (${other} ${op} ${col} or (${other} = ${col} and o.${tie} ${op} w.${tie})))`);
   }
   // Walked, a condition is a probe of its index for the candidate, never a set built first.
-  if (walk) for (const c of req.conditions) where.push(probe(ctx, c, req.type, 'w'));
+  if (walk) for (const c of req.conditions) where.push(probe(hints, c, req.type, 'w'));
   const later = rest.map((k) => keyExpr(k, rid));
   if (cursor?.phase === 1) {
     const start = typed(src, cursor.keys[0]);
@@ -161,7 +161,7 @@ function phase1(ctx: CompileContext, req: SearchRequest, cursor: SortCursor | un
 }
 
 /** Phase 2: the matches without a first-key value, by the other keys and rid. */
-function phase2(ctx: CompileContext, req: SearchRequest, cursor: SortCursor | undefined, limit: number): PhaseRows {
+function phase2(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undefined, limit: number): PhaseRows {
   const [first, ...rest] = req.sort;
   const src = sourceOf(first.param);
   const later = rest.map((k) => keyExpr(k, sql`x.rid`));
@@ -177,7 +177,7 @@ function phase2(ctx: CompileContext, req: SearchRequest, cursor: SortCursor | un
   const columns = later.map((e, i) => sql`${e} as ${ident(`s${i + 1}`)}`);
   const order = outputOrder(rest.map((k) => k.desc), first.desc);
   const key = join([sql`2`, ...later, sql`x.rid::text`], ',');
-  const rows = sql`select x.rid, ${join([...columns, sql`json_build_array(${key})::text as key`], ',')} from (${matchSet(ctx, req)}) x
+  const rows = sql`select x.rid, ${join([...columns, sql`json_build_array(${key})::text as key`], ',')} from (${matchSet(hints, req)}) x
     where ${join(where, 'and')} order by ${order} limit ${limit}`;
   return { rows, order };
 }
@@ -189,8 +189,8 @@ export const hasPhase2 = (req: SearchRequest): boolean => sourceOf(req.sort[0].p
  * The rows (rid, type, id, content, ord, key) of one phase of a sorted page, in page order: at most
  * `limit`, after `cursor` when it is of that phase.
  */
-export function sortedPageQuery(ctx: CompileContext, req: SearchRequest, phase: 1 | 2, cursor: SortCursor | undefined, limit: number): Statement {
-  const { rows, order } = phase === 1 ? phase1(ctx, req, cursor, limit) : phase2(ctx, req, cursor, limit);
+export function sortedPageQuery(hints: PlanHints, req: SearchRequest, phase: 1 | 2, cursor: SortCursor | undefined, limit: number): Statement {
+  const { rows, order } = phase === 1 ? phase1(hints, req, cursor, limit) : phase2(hints, req, cursor, limit);
   return sql`
     select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key
     from (select k.rid, k.key, row_number() over (order by ${order}) as ord from (${rows}) k) page

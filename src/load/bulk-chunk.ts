@@ -2,7 +2,8 @@ import { ExtractError } from '../fhir/extract.ts';
 import { InvalidResource } from '../fhir/resource.ts';
 import type { Registry } from '../registry/index.ts';
 import { preparePutRows, type WriteEntry } from '../store/write.ts';
-import { CopyEncoder, keyHashes } from './copy-encode.ts';
+import { CopyEncoder } from '../store/copy-encode.ts';
+import { keyHashes } from './key-set.ts';
 import { prepare } from './prepare.ts';
 import { byteLines, lineEntries } from './sources.ts';
 

@@ -2,15 +2,17 @@ import type { Sql } from '../db.ts';
 import { ExtractError } from '../fhir/extract.ts';
 import { InvalidResource } from '../fhir/resource.ts';
 import type { Registry } from '../registry/index.ts';
-import { addCounts, emptyCounts, loaderTx, preparePutRows, SystemIds, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
+import { addCounts, emptyCounts, loaderTx, preparePutRows, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
+import { TokenSystems } from '../store/token-systems.ts';
 import { BulkCopies, endBulk, failBulk, rebuildIndexes, rowsCommitted, startBulk } from './bulk.ts';
 import { bulkChunk, type BulkChunkResult, type ChunkOther } from './bulk-chunk.ts';
-import { COPY_BINARY, COPY_TABLES, CopyEncoder, KeySet, keyHashes, SYSTEM_MARK } from './copy-encode.ts';
-import { binaryRowsWithout } from './pg-binary.ts';
+import { COPY_BINARY, COPY_TABLES, CopyEncoder, SYSTEM_MARK } from '../store/copy-encode.ts';
+import { binaryRowsWithout } from '../store/pg-binary.ts';
+import { KeySet, keyHashes } from './key-set.ts';
 import type { ParsePool } from './parallel.ts';
 import { clipReason } from './echo.ts';
 import { prepare } from './prepare.ts';
-import { byteLines, lineEntries, ndjsonByteChunks, readEntries } from './sources.ts';
+import { byteLines, isNdjson, lineEntries, ndjsonByteChunks, readEntries } from './sources.ts';
 
 /**
  * A bulk load into an empty database (`npm run load -- --bulk`): every resource of the input is
@@ -39,7 +41,6 @@ type Later = { entry: WriteEntry } | { file: string; line: number };
 
 class StrictFailure extends Error {}
 
-const isNdjson = (file: string) => /\.ndjson(\.gz)?$/i.test(file);
 const utf8 = new TextEncoder();
 
 /** Removes the rows of the given keys from a table's COPY text (every row starts with its resource's key). */
@@ -70,7 +71,7 @@ export async function bulkLoad(
     let strictFailed = false;
     const later: Later[] = [];
     const seen = new KeySet();
-    const systems = new SystemIds();
+    const systems = new TokenSystems();
     const known = new Map<string, number>();
     const [{ rid: first }] = await sql<{ rid: string }[]>`select nextval(pg_get_serial_sequence('resource', 'rid'))::text as rid`;
     let nextRid = Number(first);
@@ -87,7 +88,7 @@ export async function bulkLoad(
 
     /** Interns systems first met in a chunk and gives their ids to the workers. */
     const intern = async (uris: string[]) => {
-      await systems.resolve(sql, uris);
+      await systems.intern(sql, uris);
       const fresh = uris.filter((u) => !known.has(u)).map((u): [string, number] => [u, systems.id(u)]);
       for (const [u, id] of fresh) known.set(u, id);
       if (fresh.length) pool?.systems(fresh);
@@ -228,7 +229,7 @@ export async function bulkLoad(
  * order, in batches (the last entry of an id in a batch wins, as in an incremental load). Lines of
  * ids that came again are read again from their files (their bytes went to a worker).
  */
-async function writeLater(sql: Sql, registry: Registry, systems: SystemIds, later: Later[], batchSize: number): Promise<WriteCounts> {
+async function writeLater(sql: Sql, registry: Registry, systems: TokenSystems, later: Later[], batchSize: number): Promise<WriteCounts> {
   let counts = emptyCounts();
   if (later.length === 0) return counts;
   const wanted = new Map<string, Set<number>>();

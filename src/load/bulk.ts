@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type postgres from 'postgres';
 import type { Sql } from '../db.ts';
-import { COPY_BINARY, COPY_COLUMNS, COPY_TABLES, type CopyTable } from './copy-encode.ts';
-import { BINARY_HEADER, BINARY_TRAILER } from './pg-binary.ts';
+import { COPY_BINARY, COPY_COLUMNS, COPY_TABLES, type CopyTable } from '../store/copy-encode.ts';
+import { BINARY_HEADER, BINARY_TRAILER } from '../store/pg-binary.ts';
 
 /**
  * The bulk path of an initial load into an empty database (src/load/bulk-load.ts drives it):

@@ -2,10 +2,12 @@ import type { Sql } from '../db.ts';
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { registry as defaultRegistry, type Registry } from '../registry/index.ts';
-import { addCounts, emptyCounts, loaderTx, SystemIds, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
+import { addCounts, emptyCounts, loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
+import { TokenSystems } from '../store/token-systems.ts';
 import { bulkLoad } from './bulk-load.ts';
 import { clipReason } from './echo.ts';
 import { ParsePool, preparedEntries } from './parallel.ts';
+import { isNdjson } from './sources.ts';
 
 /**
  * Connections a load needs at most: a bulk load's lock (one reserved connection), its five COPY
@@ -86,14 +88,14 @@ export async function loadFiles(sql: Sql, registry: Registry, files: string[], o
 
 async function defaultWorkers(files: string[]): Promise<number> {
   let bytes = 0;
-  for (const f of files) if (/\.ndjson(\.gz)?$/i.test(f)) bytes += (await stat(f)).size;
+  for (const f of files) if (isNdjson(f)) bytes += (await stat(f)).size;
   return bytes > 16 * 2 ** 20 ? Math.min(2, availableParallelism()) : 0;
 }
 
 async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOptions, pool: ParsePool | undefined): Promise<LoadSummary> {
   const t0 = Date.now();
   const batchSize = opts.batchSize ?? 1000;
-  const systems = new SystemIds();
+  const systems = new TokenSystems();
   let counts = emptyCounts();
   let rejected = 0;
   let rejectedFiles = 0;

@@ -3,7 +3,7 @@ import type { Registry } from '../registry/index.ts';
 import type { ChunkRequest, ChunkResult } from './parse-worker.ts';
 import type { BulkChunkRequest, BulkChunkResult } from './bulk-chunk.ts';
 import { prepare, type Prepared } from './prepare.ts';
-import { ndjsonByteChunks, readEntries, type ByteChunk } from './sources.ts';
+import { isNdjson, ndjsonByteChunks, readEntries, type ByteChunk } from './sources.ts';
 
 /**
  * Parsing, validation and extraction take most of the loader's CPU (JSON.parse, the registry's
@@ -102,7 +102,7 @@ export class ParsePool {
  * everything else (and everything without a pool) on this thread.
  */
 export async function* preparedEntries(file: string, registry: Registry, onBytes: (n: number) => void, pool?: ParsePool): AsyncGenerator<Prepared> {
-  if (!pool || !/\.ndjson(\.gz)?$/i.test(file)) {
+  if (!pool || !isNdjson(file)) {
     for await (const raw of readEntries(file, onBytes)) yield prepare(registry, raw);
     return;
   }

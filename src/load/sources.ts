@@ -18,6 +18,8 @@ export type RawEntry =
 
 const EXTENSIONS = ['.json', '.ndjson', '.json.gz', '.ndjson.gz'];
 export const isLoadable = (f: string) => EXTENSIONS.some((e) => f.toLowerCase().endsWith(e));
+/** NDJSON (one resource per line, streamed), or gzip-compressed NDJSON. */
+export const isNdjson = (f: string) => /\.ndjson(\.gz)?$/i.test(f);
 
 /** Why a file is not loaded, as the loader says it once per file. */
 export const NOT_LOADABLE = `skipped: not ${EXTENSIONS.slice(0, -1).join(', ')} or ${EXTENSIONS.at(-1)}`;
@@ -134,7 +136,7 @@ function parse(text: string): { ok: true; value: unknown } | { ok: false; reason
 /** Entries of one file. `onBytes` reports progress in bytes of the file as stored on disk. */
 export async function* readEntries(file: string, onBytes: (n: number) => void = () => {}): AsyncGenerator<RawEntry> {
   const gz = file.toLowerCase().endsWith('.gz');
-  const ndjson = /\.ndjson(\.gz)?$/i.test(file);
+  const ndjson = isNdjson(file);
   if (!ndjson) {
     const raw = await readFile(file);
     onBytes(raw.length);

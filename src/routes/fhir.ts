@@ -3,10 +3,9 @@ import { searchBundle } from '../fhir/bundle.ts';
 import { capabilityStatement } from '../fhir/capability.ts';
 import { FhirError, notFound } from '../fhir/outcome.ts';
 import { parseSearch } from '../fhir/parse.ts';
-import { readResource } from '../fhir/read.ts';
-import { executeSearch, withDeadline } from '../store/search.ts';
-import { VERSION_TYPES, VERSIONS, type ResourceType, type Version } from '../registry/index.ts';
-import type { AppDeps } from '../app.ts';
+import type { Config } from '../config.ts';
+import type { Executor } from '../store/executor.ts';
+import { VERSION_TYPES, VERSIONS, type Registry, type ResourceType, type Version } from '../registry/index.ts';
 
 /**
  * The FHIR endpoints: thin adapters from HTTP to parse → compile/execute → Bundle. Both versions
@@ -16,7 +15,16 @@ export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
 /** v1 is deprecated since v2 went live (28 April 2025), RFC 9745 structured date. */
 export const V1_DEPRECATION = `@${Date.UTC(2025, 3, 28) / 1000}`;
 
-export function rootUrl(deps: AppDeps, req: FastifyRequest): string {
+/** What the FHIR routes need: HTTP in, parse, execute, Bundle out. */
+export interface FhirRoutesDeps {
+  config: Pick<Config, 'publicBaseUrl' | 'defaultCount' | 'maxCount' | 'maxValuesPerParam' | 'maxParams'>;
+  registry: Registry;
+  executor: Pick<Executor, 'search' | 'read'>;
+  softwareVersion: string;
+  startedAt: string;
+}
+
+export function rootUrl(deps: Pick<FhirRoutesDeps, 'config'>, req: FastifyRequest): string {
   return deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
 }
 
@@ -72,7 +80,7 @@ function queryPairs(req: FastifyRequest): [string, string][] {
 
 const isForm = (req: FastifyRequest) => (req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
 
-export async function fhirRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function fhirRoutes(app: FastifyInstance, deps: FhirRoutesDeps): Promise<void> {
   const search = async (req: FastifyRequest<{ Params: { version: string; type: string } }>, reply: FastifyReply, body: [string, string][]) => {
     const version = versionOf(req.params.version);
     const type = typeOf(version, req.params.type);
@@ -93,7 +101,7 @@ export async function fhirRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       maxParams: deps.config.maxParams,
     });
     const base = `${root}/fhir/${version}`;
-    const result = await executeSearch(deps.search, parsed, base);
+    const result = await deps.executor.search(parsed, base);
     versionHeaders(reply, version, root, type);
     const bundle = searchBundle({ base, req: parsed, ...result });
     if (Buffer.isBuffer(bundle)) return bundle;
@@ -139,7 +147,7 @@ export async function fhirRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     const version = versionOf(req.params.version);
     const type = typeOf(version, req.params.type);
     checkFormat(req);
-    const content = await withDeadline(readResource(deps.sql, type, req.params.id), deps.search.deadlineMs);
+    const content = await deps.executor.read(type, req.params.id);
     if (content === undefined) throw notFound(`Resource not found with id: ${type}/${req.params.id}`);
     versionHeaders(reply, version, rootUrl(deps, req), type);
     return content;

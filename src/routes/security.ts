@@ -4,8 +4,8 @@ import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { Redis } from 'ioredis';
-import type { AppDeps } from '../app.ts';
-import { ensureEnvKeys, type VerifiedKey } from '../auth/keys.ts';
+import { ensureEnvKeys, type KeyStore, type VerifiedKey } from '../auth/keys.ts';
+import type { Sql } from '../db.ts';
 import type { Config } from '../config.ts';
 import { FhirError, outcome, type IssueType } from '../fhir/outcome.ts';
 import { FHIR_JSON } from './fhir.ts';
@@ -98,7 +98,14 @@ async function connectRedis(app: FastifyInstance, url: string): Promise<Redis> {
   return redis;
 }
 
-export async function security(app: FastifyInstance, deps: AppDeps): Promise<void> {
+/** What the security hooks need: the settings, the API keys and the pool they are stored in. */
+export interface SecurityDeps {
+  config: Config;
+  keys: KeyStore;
+  sql: Sql;
+}
+
+export async function security(app: FastifyInstance, deps: SecurityDeps): Promise<void> {
   const { config, keys } = deps;
   if (config.apiKeys.length) {
     const seeded = await ensureEnvKeys(deps.sql, config.apiKeys);

@@ -2,7 +2,8 @@ import type { Db, Sql } from '../db.ts';
 import { extractorFor, type IndexRows } from '../fhir/extract.ts';
 import { checkResource, InvalidResource } from '../fhir/resource.ts';
 import type { Registry, ResourceType } from '../registry/index.ts';
-import { COPY_COLUMNS, indexLines, SYSTEM_MARK, systemMark, type CopyTable } from '../load/copy-encode.ts';
+import { COPY_COLUMNS, indexLines, SYSTEM_MARK, systemMark, type CopyTable } from './copy-encode.ts';
+import type { TokenSystems } from './token-systems.ts';
 
 /**
  * The write path: upsert by (type, id) with change detection, index rows rewritten in the same
@@ -171,31 +172,6 @@ export function loaderTx<T>(sql: Sql, fn: (tx: Db) => Promise<T>): Promise<T> {
   }) as Promise<T>;
 }
 
-/** Token systems are interned in token_system; the ids are cached per process. */
-export class SystemIds {
-  private cache = new Map<string, number>();
-
-  async resolve(sql: Sql, uris: Iterable<string>): Promise<void> {
-    const missing = [...new Set(uris)].filter((u) => !this.cache.has(u));
-    if (missing.length === 0) return;
-    // Outside the batch transaction: an interned system is harmless even if the batch rolls back.
-    await sql`insert into token_system (uri) select unnest(${missing}::text[]) on conflict (uri) do nothing`;
-    const found = await sql<{ id: number; uri: string }[]>`select id, uri from token_system where uri = any(${missing}::text[])`;
-    for (const r of found) this.cache.set(r.uri, r.id);
-  }
-
-  id(uri: string | null): number {
-    if (uri === null) return 0;
-    const v = this.cache.get(uri);
-    if (v === undefined) throw new Error(`token system not interned: ${uri}`);
-    return v;
-  }
-
-  known(uri: string): number | undefined {
-    return this.cache.get(uri);
-  }
-}
-
 /** Within one input the last entry for an id wins. */
 export function lastWins(entries: WriteEntry[]): WriteEntry[] {
   const byKey = new Map<string, WriteEntry>();
@@ -260,7 +236,7 @@ async function copyInto(tx: Db, table: CopyTable, lines: string[]): Promise<void
  * Inserts the index rows of resources whose rid is known (COPY: the cheapest way into PostgreSQL);
  * returns the number of rows.
  */
-export async function insertIndexRows(tx: Db, systems: SystemIds, items: { rid: string; index: IndexCopy }[]): Promise<number> {
+export async function insertIndexRows(tx: Db, systems: TokenSystems, items: { rid: string; index: IndexCopy }[]): Promise<number> {
   const t: string[] = [];
   const s: string[] = [];
   const d: string[] = [];
@@ -295,12 +271,12 @@ export function systemsOf(entries: WriteEntry[]): string[] {
 export async function writeBatch(
   sql: Sql,
   registry: Registry,
-  systems: SystemIds,
+  systems: TokenSystems,
   batch: WriteEntry[],
   tx?: Db,
 ): Promise<WriteCounts> {
   const entries = lastWins(batch);
-  await systems.resolve(sql, systemsOf(entries));
+  await systems.intern(sql, systemsOf(entries));
   const run = async (db: Db): Promise<WriteCounts> => {
     const counts = emptyCounts();
     const puts = entries.filter((e): e is Extract<WriteEntry, { op: 'put' }> => e.op === 'put');

@@ -1,16 +1,12 @@
-import { pgTimestamp } from '../fhir/date.ts';
 import type { IndexRows } from '../fhir/extract.ts';
-import type { PreparedPut } from '../store/write.ts';
+import { TYPES } from '../fhir/types/index.ts';
+import type { PreparedPut } from './write.ts';
 import { pgMicrosOfInstant, pgMicrosOfMs } from './pg-binary.ts';
 
 /**
- * COPY text format (the default of COPY … FROM STDIN): backslash, tab, newline and carriage return
- * escaped; also U+0002, written as the escape \x02, because the raw character marks a token system
- * whose interned id is not known yet (see CopyEncoder).
+ * Rows as COPY data: the text format of the index tables (each search type writes its own columns,
+ * src/fhir/types) and the binary format of the bulk load's resource and date_idx tables.
  */
-const NEEDS_ESCAPE = /[\\\t\n\r\x02]/;
-export const copyText = (s: string) => (NEEDS_ESCAPE.test(s) ? s.replace(/[\\\t\n\r\x02]/g, (c) => COPY_ESCAPES[c]) : s);
-const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\x02': '\\x02' };
 
 /** The tables a load writes, in this order everywhere (COPY streams, encoder output). */
 export const COPY_TABLES = ['resource', 'token_idx', 'string_idx', 'date_idx', 'reference_idx'] as const;
@@ -43,21 +39,22 @@ export const COPY_BINARY: Record<CopyTable, boolean> = {
 /** A token system written before its interned id is known: \x02<i>\x02, i indexing `unknown`. */
 export const SYSTEM_MARK = /\x02(\d+)\x02/g;
 
+/** The index tables' rows of IndexRows, in COPY_TABLES order. */
+const INDEX_KINDS = ['token', 'string', 'date', 'reference'] as const;
+
 /**
  * The COPY lines of one resource's index rows, for token_idx, string_idx, date_idx and
  * reference_idx (COPY_TABLES order, resource left out), every line starting with `rid` and a tab
  * ('' for lines whose key is put in front later). `system` gives the column text of a token system.
  */
 export function indexLines(rid: string, rows: IndexRows, system: (uri: string) => string): [string, string, string, string] {
-  let token = '';
-  for (const x of rows.token) token += `${rid}\t${x.param}\t${x.system === null ? '0' : system(x.system)}\t${copyText(x.code)}\n`;
-  let string = '';
-  for (const x of rows.string) string += `${rid}\t${x.param}\t${copyText(x.norm)}\t${copyText(x.exact)}\n`;
-  let date = '';
-  for (const x of rows.date) date += `${rid}\t${x.param}\t${pgTimestamp(x.low)}\t${pgTimestamp(x.high)}\n`;
-  let reference = '';
-  for (const x of rows.reference) reference += `${rid}\t${x.param}\t${copyText(x.targetType)}\t${copyText(x.targetId)}\n`;
-  return [token, string, date, reference];
+  const lines = INDEX_KINDS.map((kind) => {
+    const copy = TYPES[kind].rowsOf!.copyText as (row: unknown, system: (uri: string) => string) => string;
+    let out = '';
+    for (const row of rows[kind]) out += `${rid}\t${row.param}\t${copy(row, system)}\n`;
+    return out;
+  });
+  return lines as [string, string, string, string];
 }
 
 /** A token system not interned yet, written as SYSTEM_MARK: its index in `pending` (added if new). */
@@ -208,54 +205,5 @@ export class CopyEncoder {
   /** The five tables' COPY data (COPY_TABLES order), each in memory of its own; the encoder is spent. */
   take(): Uint8Array[] {
     return this.out.map((b) => b.take());
-  }
-}
-
-/**
- * Two independent 32-bit hashes (FNV-1a and a multiplicative one) of a resource key `Type/id`: the
- * bulk loader keeps them for every resource it streams, to find an id that comes again.
- */
-export function keyHashes(key: string): [number, number] {
-  let a = 0x811c9dc5;
-  let b = 0x9e3779b9;
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b + c, 0x5bd1e995) ^ (b >>> 15);
-  }
-  return [a >>> 0, b >>> 0];
-}
-
-/**
- * A set of 64-bit keys (two 32-bit halves) in one typed array, open addressing: 4.5 M resources take
- * 72 MB instead of the ~300 MB of a Set of strings. Two different keys with the same 64 bits (about
- * one chance in a million at national scale) only make the second one take the slower, exact path.
- */
-export class KeySet {
-  private table = new Uint32Array(2 * 1024);
-  private size = 0;
-
-  /** Adds a key; false when it was there already. */
-  add(h1: number, h2: number): boolean {
-    if (h2 === 0) h2 = 1; // 0 marks an empty slot
-    if (2 * (this.size + 1) > this.table.length / 2) this.grow();
-    const t = this.table;
-    const mask = t.length / 2 - 1;
-    for (let i = h1 & mask; ; i = (i + 1) & mask) {
-      if (t[2 * i + 1] === 0) {
-        t[2 * i] = h1;
-        t[2 * i + 1] = h2;
-        this.size++;
-        return true;
-      }
-      if (t[2 * i] === h1 && t[2 * i + 1] === h2) return false;
-    }
-  }
-
-  private grow(): void {
-    const old = this.table;
-    this.table = new Uint32Array(old.length * 2);
-    this.size = 0;
-    for (let i = 0; i < old.length; i += 2) if (old[i + 1] !== 0) this.add(old[i], old[i + 1]);
   }
 }

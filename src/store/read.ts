@@ -1,5 +1,5 @@
 import type { Sql } from '../db.ts';
-import { ID_RE } from './reference.ts';
+import { ID_RE } from '../fhir/reference.ts';
 
 /** The read interaction: the stored JSON text of one resource, or undefined. */
 export async function readResource(sql: Sql, type: string, id: string): Promise<string | undefined> {

@@ -1,0 +1,102 @@
+import { parseFhirDate, pgTimestamp } from '../date.ts';
+import { badRequest, notSupported } from '../outcome.ts';
+import type { Condition, DateValue, ParseContext } from '../search-request.ts';
+import { join, sql, type Statement } from '../statement.ts';
+import { describe, type SearchType } from './search-type.ts';
+
+/**
+ * Date: a prefix (eq ne gt lt ge le sa eb ap) and a FHIR date of any precision, compared as
+ * [low, high) ranges (docs/fhir-search §3.2); an instant element (registry `instant`) is a point,
+ * its `low`. Indexed into date_idx (param, low, high).
+ */
+export interface DateRow {
+  param: number;
+  low: number;
+  high: number;
+}
+
+type DateCondition = Extract<Condition, { kind: 'date' }>;
+
+const PREFIXES = ['eq', 'ne', 'gt', 'lt', 'ge', 'le', 'sa', 'eb', 'ap'] as const;
+
+/** `implied`: the prefix an alias stands for (`_since=T` is `_lastUpdated=geT`); the value then takes none. */
+function parseValue(raw: string, name: string, ctx: ParseContext, implied?: string): DateValue {
+  const m = /^([a-z]{2})?(.*)$/s.exec(raw)!;
+  let prefix = m[1];
+  let text = m[2];
+  if (prefix && !(PREFIXES as readonly string[]).includes(prefix)) {
+    throw badRequest(`parameter ${name}: unknown date prefix "${prefix}" in "${raw}" (eq ne gt lt ge le sa eb ap)`, name);
+  }
+  if (implied) {
+    if (prefix) throw badRequest(`parameter ${name}: takes an instant without a prefix, got "${raw}"`, name);
+    prefix = implied;
+  }
+  // A raw "+" in a query string decodes to a space: "…T10:00:00 01:00" means +01:00.
+  text = text.replace(/ (\d{2}:\d{2})$/, '+$1');
+  const range = parseFhirDate(text);
+  if (!range) {
+    throw badRequest(`parameter ${name}: "${raw}" is not a FHIR date (YYYY, YYYY-MM, YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.sss]][Z|±hh:mm])`, name);
+  }
+  let { low, high } = range;
+  const p = (prefix ?? 'eq') as DateValue['prefix'];
+  if (p === 'ap') {
+    // ±10 % of the distance between now and the value (at least the value's own precision).
+    const slack = Math.ceil(0.1 * Math.abs(ctx.now - low));
+    low -= slack;
+    high += slack;
+  }
+  return { prefix: p, low, high };
+}
+
+/** The FHIR prefixes on [low, high) ranges, or on the point `low` of an instant. */
+function valueMatch(v: DateValue, instant: boolean): Statement {
+  const lo = new Date(v.low);
+  const hi = new Date(v.high);
+  if (instant) {
+    switch (v.prefix) {
+      case 'eq': case 'ap': return sql`(d.low >= ${lo} and d.low < ${hi})`;
+      case 'ne': return sql`(d.low < ${lo} or d.low >= ${hi})`;
+      case 'gt': case 'sa': return sql`d.low >= ${hi}`;
+      case 'lt': case 'eb': return sql`d.low < ${lo}`;
+      case 'ge': return sql`d.low >= ${lo}`;
+      case 'le': return sql`d.low < ${hi}`;
+    }
+  }
+  switch (v.prefix) {
+    case 'eq': return sql`(d.low >= ${lo} and d.high <= ${hi})`;
+    case 'ne': return sql`(d.low < ${lo} or d.high > ${hi})`;
+    case 'gt': return sql`d.high > ${hi}`;
+    case 'lt': return sql`d.low < ${lo}`;
+    case 'ge': return sql`(d.low >= ${lo} or d.high > ${hi})`;
+    case 'le': return sql`(d.high <= ${hi} or d.low < ${lo})`;
+    case 'sa': return sql`d.low >= ${hi}`;
+    case 'eb': return sql`d.high <= ${lo}`;
+    case 'ap': return sql`(d.low < ${hi} and d.high > ${lo})`;
+  }
+}
+
+export const date: SearchType<DateCondition, DateRow> = {
+  table: { name: 'date_idx', alias: 'd' },
+
+  parse(param, modifier, raws, name, ctx, _type, implied) {
+    if (modifier !== undefined) throw notSupported(`parameter ${name}: the modifier ":${modifier}" is not supported on date parameter ${param.code}`, name);
+    return { kind: 'date', param, values: raws.map((r) => parseValue(r, name, ctx, implied)) };
+  },
+
+  match: (c) => sql`(${join(c.values.map((v) => valueMatch(v, c.param.instant === true)), 'or')})`,
+
+  rows: (c, hints) => sql`select d.rid from date_idx d where d.param = ${c.param.id} and ${date.match(c, hints)!}`,
+
+  rowsOf: {
+    index(param, value, emit, fail) {
+      if (typeof value !== 'string') fail(`must be a string, found ${describe(value)}`);
+      const range = parseFhirDate(value as string);
+      if (!range) fail(`is not a valid FHIR date: "${String(value)}"`);
+      emit({ param: param.id, low: range!.low, high: range!.high });
+    },
+
+    same: (a, b) => a.low === b.low && a.high === b.high,
+
+    copyText: (row) => `${pgTimestamp(row.low)}\t${pgTimestamp(row.high)}`,
+  },
+};

@@ -1,0 +1,65 @@
+import type { BoundParam, ParamType, ResourceType } from '../../registry/index.ts';
+import type { Condition, ParseContext, PlanHints } from '../search-request.ts';
+import type { Statement } from '../statement.ts';
+
+/**
+ * What a search parameter type is (src/fhir/types/index.ts lists them). The types, one module each (token, string, date, reference, and `_id` read from
+ * the resource table's column). A module owns everything that depends on its type: parsing a query
+ * value, the SQL a condition matches with, the index rows an element value gives, and their COPY
+ * text. The parser, the compiler, the extractor and the loaders dispatch on the type and know no
+ * more. Adding a parameter of an existing type is a registry entry; adding a type, a module here.
+ */
+
+/** Where a type's values are: an index table, with the alias its SQL uses, or the resource table. */
+export interface Table {
+  name: 'token_idx' | 'string_idx' | 'date_idx' | 'reference_idx' | 'resource';
+  alias: 't' | 's' | 'd' | 'x' | 'i';
+}
+
+/**
+ * Ends an extraction: the element value is not what the parameter reads. `at` names a part of the
+ * value (`system`, `coding[1]`), after the element's own path.
+ */
+export type Fail = (message: string, at?: string) => never;
+
+export interface SearchType<C extends Condition = Condition, Row = unknown> {
+  table: Table;
+  /**
+   * `name[:modifier]=v1,v2…` → a condition; `raws` are the values split on unescaped commas,
+   * `implied` the prefix an alias stands for (`_since`).
+   */
+  parse(param: BoundParam, modifier: string | undefined, raws: string[], name: string, ctx: ParseContext, type: ResourceType, implied?: string): Condition;
+  /** The predicate a condition's values are on the table's alias; undefined: any value matches. */
+  match(c: C, hints: PlanHints): Statement | undefined;
+  /** The rids of the resources of `type` that a positive condition selects (a rid may repeat). */
+  rows(c: C, hints: PlanHints, type: ResourceType): Statement;
+  /** An index table's type: how element values become its rows (a column's type has none). */
+  rowsOf?: {
+    /** The index rows of one element value (emit each), or `fail` when it has the wrong shape. */
+    index(param: BoundParam, value: unknown, emit: (row: Row) => void, fail: Fail): void;
+    /** Two rows of one parameter and resource that are the same (extraction keeps the first). */
+    same(a: Row, b: Row): boolean;
+    /** A row's COPY text columns after rid and param, tab-separated. `system`: a token system's column. */
+    copyText(row: Row, system: (uri: string) => string): string;
+  };
+}
+
+export const describe = (v: unknown) => (Array.isArray(v) ? 'an array' : v === null ? 'null' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** An optional string property of an object; `fail` names it when it is something else. */
+export function optionalString(o: Record<string, unknown>, key: string, fail: Fail): string | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') fail(`must be a string, found ${describe(v)}`, key);
+  return v as string;
+}
+
+/** The path of a part below another (`a` + `b` → `a.b`, `a` + `[0]` → `a[0]`); undefined: the element itself. */
+export function subPath(at: string | undefined, key: string | undefined): string | undefined {
+  if (key === undefined) return at;
+  if (at === undefined) return key;
+  return key.startsWith('[') ? `${at}${key}` : `${at}.${key}`;
+}
+
+export type { ParamType };

@@ -1,0 +1,102 @@
+import { unescape } from '../escape.ts';
+import { normalize, prefixUpperBound } from '../normalize.ts';
+import { badRequest, notSupported } from '../outcome.ts';
+import type { Condition } from '../search-request.ts';
+import { join, sql, type Statement } from '../statement.ts';
+import { copyText } from './copy.ts';
+import { describe, type SearchType } from './search-type.ts';
+
+/**
+ * String: starts-with after folding (src/fhir/normalize.ts), `:exact` on the stored text,
+ * `:contains` anywhere in the folded text, and sub-parameter modifiers (`name:family`). Indexed into
+ * string_idx (param, norm, exact): prefixes are ranges of `norm` under COLLATE "C", which a btree
+ * serves with any plan; `:contains` has a trigram index on (param, norm).
+ */
+export interface StringRow {
+  param: number;
+  norm: string;
+  exact: string;
+}
+
+type StringCondition = Extract<Condition, { kind: 'string' }>;
+
+export const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * Folded :contains needles with a run of 3 letters or digits (at least one trigram pg_trgm can look
+ * up: it splits on anything else) are candidates for the trigram index.
+ */
+export const containsNeedle = (v: string): string | undefined => {
+  const n = normalize(v);
+  return /[a-z0-9]{3}/.test(n) ? n : undefined;
+};
+
+export const string: SearchType<StringCondition, StringRow> = {
+  table: { name: 'string_idx', alias: 's' },
+
+  parse(param, modifier, raws, name, ctx, type) {
+    let mode: StringCondition['mode'] = 'prefix';
+    const unsupported = () => notSupported(`parameter ${name}: the modifier ":${modifier}" is not supported on string parameter ${param.code}`, name);
+    if (modifier === 'exact' || modifier === 'contains') mode = modifier;
+    else if (modifier !== undefined && param.parts?.[modifier]) {
+      const sub = ctx.registry.byCode(type, param.parts[modifier]);
+      if (!sub) throw unsupported();
+      param = sub;
+    } else if (modifier !== undefined) throw unsupported();
+    const values = raws.map((r) => unescape(r, name));
+    if (mode !== 'exact' && values.some((v) => normalize(v) === '' && v !== '')) {
+      throw badRequest(`parameter ${name}: "${raws.join(',')}" has no letter or digit to search for`, name);
+    }
+    return { kind: 'string', param, mode, values };
+  },
+
+  match(c) {
+    const parts: Statement[] = [];
+    for (const v of c.values) {
+      const n = normalize(v);
+      if (c.mode === 'exact') parts.push(sql`(s.norm = ${n} and s.exact = ${v})`);
+      else if (n === '') return undefined; // matches any value
+      else if (c.mode === 'contains') parts.push(sql`s.norm like ${`%${likeEscape(n)}%`}`);
+      else {
+        const hi = prefixUpperBound(n);
+        parts.push(hi === undefined ? sql`s.norm >= ${n}` : sql`(s.norm >= ${n} and s.norm < ${hi})`);
+      }
+    }
+    return parts.length === 1 ? parts[0] : sql`(${join(parts, 'or')})`;
+  },
+
+  rows(c, hints) {
+    const match = string.match(c, hints);
+    if (!match) return sql`select s.rid from string_idx s where s.param = ${c.param.id}`;
+    const set = sql`select s.rid from string_idx s where s.param = ${c.param.id} and ${match}`;
+    // :contains — the key-order walk of the parameter is fast for a common needle and slow for a
+    // rare one, the trigram index the other way round, and PostgreSQL's cost model for '%needle%'
+    // favours the walk. Needles with a trigram that the planner does not find common take their
+    // whole set from the trigram index first (OFFSET 0 keeps the subquery from being flattened
+    // into the ordered walk).
+    const rare = (v: string) => {
+      const n = containsNeedle(v);
+      return n !== undefined && !hints.commonNeedles?.has(`${c.param.id}/${n}`);
+    };
+    if (c.mode === 'contains' && c.values.every(rare)) return sql`select s.rid from (${set} offset 0) s`;
+    // A prefix whose range the planner counted small: the whole range first, whatever PostgreSQL
+    // estimates from statistics that mix every string parameter.
+    if (c.mode === 'prefix' && c.values.every((v) => hints.rarePrefixes?.has(`${c.param.id}/${normalize(v)}`))) {
+      return sql`select s.rid from (${set} offset 0) s`;
+    }
+    return set;
+  },
+
+  rowsOf: {
+    index(param, value, emit, fail) {
+      if (typeof value !== 'string') fail(`must be a string, found ${describe(value)}`);
+      const exact = value as string;
+      if (exact.trim() !== '') emit({ param: param.id, norm: normalize(exact), exact });
+    },
+
+    // The folded value follows from the stored one.
+    same: (a, b) => a.exact === b.exact,
+
+    copyText: (row) => `${copyText(row.norm)}\t${copyText(row.exact)}`,
+  },
+};

@@ -1,0 +1,109 @@
+import type { BoundParam } from '../../registry/index.ts';
+import { splitUnescaped, unescape } from '../escape.ts';
+import { badRequest, notSupported } from '../outcome.ts';
+import type { Condition, ParseContext, PlanHints, TokenValue } from '../search-request.ts';
+import { join, sql, type Statement } from '../statement.ts';
+import { copyText } from './copy.ts';
+import { describe, isObject, optionalString, subPath, type Fail, type SearchType } from './search-type.ts';
+
+/**
+ * Token: `code`, `system|code`, `|code` (no system) or `system|`, `:not`. Indexed from booleans,
+ * codes, Codings, CodeableConcepts and Identifiers into token_idx (param, sys, code), the system
+ * interned in token_system (0: none).
+ */
+export interface TokenRow {
+  param: number;
+  system: string | null;
+  code: string;
+}
+
+type TokenCondition = Extract<Condition, { kind: 'token' }>;
+
+function parseValue(p: BoundParam, raw: string, name: string, ctx: ParseContext): TokenValue {
+  const parts = splitUnescaped(raw, '|');
+  if (parts.length > 2) throw badRequest(`parameter ${name}: "${raw}" has more than one unescaped "|"`, name);
+  if (parts.length === 1) {
+    const code = unescape(parts[0], name);
+    if (p.boolean && code !== 'true' && code !== 'false') {
+      throw badRequest(`parameter ${name}: "${code}" is not a boolean (true or false)`, name);
+    }
+    return { code };
+  }
+  if (p.boolean) throw badRequest(`parameter ${name}: "${raw}" — a boolean takes true or false without a system`, name);
+  const [sys, code] = parts.map((x) => unescape(x, name));
+  if (sys === '' && code === '') throw badRequest(`parameter ${name}: "|" needs a system or a code`, name);
+  const aliases = ctx.registry.systemAliases(ctx.version);
+  const system = sys === '' ? null : (aliases[sys] ?? sys);
+  return code === '' ? { system } : { system, code };
+}
+
+/**
+ * A token on a `code` element, whose codes are stored without their implied system: that system
+ * with a code is the bare code, that system alone is any value, `|code` (no system) is nothing.
+ */
+function impliedSystemCondition(param: BoundParam, implied: string, not: boolean, values: TokenValue[]): Condition {
+  if (values.some((v) => v.system === implied && v.code === undefined)) return { kind: 'missing', param, missing: not };
+  const kept = values.filter((v) => v.system !== null).map((v) => (v.system === implied ? { code: v.code } : v));
+  if (kept.length === 0 && !not) return { kind: 'none' };
+  return { kind: 'token', param, not, values: kept };
+}
+
+function valueMatch(hints: PlanHints, v: TokenValue): Statement {
+  const sys = v.system === undefined ? undefined : v.system === null ? 0 : (hints.systemId(v.system) ?? -1);
+  if (v.code === undefined) return sql`t.sys = ${sys!}`;
+  if (sys === undefined) return sql`t.code = ${v.code}`;
+  return sql`(t.code = ${v.code} and t.sys = ${sys})`;
+}
+
+/** One token's values or'ed: the bare codes as one `any(…)`, the others one by one. */
+function valuesMatch(hints: PlanHints, values: TokenValue[]): Statement {
+  const plain = values.filter((v) => v.system === undefined && v.code !== undefined).map((v) => v.code!);
+  const parts = values.filter((v) => !(v.system === undefined && v.code !== undefined)).map((v) => valueMatch(hints, v));
+  if (plain.length === 1) parts.unshift(sql`t.code = ${plain[0]}`);
+  else if (plain.length > 1) parts.unshift(sql`t.code = any(${plain}::text[])`);
+  return parts.length === 1 ? parts[0] : sql`(${join(parts, 'or')})`;
+}
+
+export const token: SearchType<TokenCondition, TokenRow> = {
+  table: { name: 'token_idx', alias: 't' },
+
+  parse(param, modifier, raws, name, ctx) {
+    if (modifier !== undefined && modifier !== 'not') {
+      throw notSupported(`parameter ${name}: the modifier ":${modifier}" is not supported on token parameter ${param.code}`, name);
+    }
+    const values = raws.map((r) => parseValue(param, r, name, ctx));
+    const not = modifier === 'not';
+    return param.impliedSystem === undefined ? { kind: 'token', param, not, values } : impliedSystemCondition(param, param.impliedSystem, not, values);
+  },
+
+  match: (c, hints) => valuesMatch(hints, c.values),
+
+  rows: (c, hints) => sql`select t.rid from token_idx t where t.param = ${c.param.id} and ${valuesMatch(hints, c.values)}`,
+
+  rowsOf: {
+    index(param, value, emit, fail) {
+      if (param.boolean && typeof value !== 'boolean') fail(`must be a boolean, found ${describe(value)}`);
+      const tokens = (v: unknown, at: string | undefined, failAt: Fail): void => {
+        if (typeof v === 'boolean') return emit({ param: param.id, system: null, code: String(v) });
+        if (typeof v === 'string') return emit({ param: param.id, system: null, code: v });
+        if (!isObject(v)) return failAt(`must be a code, Coding, CodeableConcept or Identifier, found ${describe(v)}`, at);
+        if ('coding' in v) {
+          const codings = v.coding;
+          if (codings === undefined || codings === null) return;
+          if (!Array.isArray(codings)) return failAt(`must be an array, found ${describe(codings)}`, subPath(at, 'coding'));
+          for (let i = 0; i < codings.length; i++) if (codings[i] !== null) tokens(codings[i], subPath(at, `coding[${i}]`), failAt);
+          return;
+        }
+        const within: Fail = (message, key) => failAt(message, subPath(at, key));
+        const system = optionalString(v, 'system', within) ?? null;
+        const code = 'code' in v ? optionalString(v, 'code', within) : optionalString(v, 'value', within);
+        if (code !== undefined && code !== '') emit({ param: param.id, system, code });
+      };
+      tokens(value, undefined, fail);
+    },
+
+    same: (a, b) => a.code === b.code && a.system === b.system,
+
+    copyText: (row, system) => `${row.system === null ? '0' : system(row.system)}\t${copyText(row.code)}`,
+  },
+};

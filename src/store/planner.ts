@@ -1,0 +1,175 @@
+import type { Sql } from '../db.ts';
+import { matchSet } from '../fhir/compile.ts';
+import { normalize, prefixUpperBound } from '../fhir/normalize.ts';
+import type { Condition, PlanHints, SearchRequest } from '../fhir/search-request.ts';
+import { sql, type Statement } from '../fhir/statement.ts';
+import { containsNeedle, likeEscape } from '../fhir/types/string.ts';
+import type { BoundParam } from '../registry/index.ts';
+import { run } from './run.ts';
+import { TokenSystems } from './token-systems.ts';
+
+/**
+ * The planner: what the database must tell the compiler about one search, gathered before it
+ * compiles (src/fhir/search-request.ts PlanHints). The ids of the token systems it names; for each
+ * string value with two possible paths, which one is cheaper (a rare prefix read whole, a common
+ * :contains needle walked in key order); for a sorted search with conditions, whether to walk the
+ * sort key's index or sort the matches.
+ *
+ * Each decision compares a value's rows m with the crossover where both paths cost the same: a
+ * key-order walk reads about n × P / m entries to fill a page of n over a parameter's P rows, the
+ * value's own set m rows each `rowCost` times dearer than a walked entry, so m = √(n × P / rowCost).
+ * Decisions are kept a minute: they only steer plans, so a stale one costs time, never results.
+ */
+export class Planner {
+  private readonly decisions = new Map<string, { yes: boolean; at: number }>();
+  private readonly estimates = new Map<string, { n: number; at: number }>();
+
+  constructor(readonly systems = new TokenSystems()) {}
+
+  /**
+   * The hints of `req`: `db` is its statements' pool (estimates are planned there), `lookups` the
+   * pool of statements planned once (the bounded counts run there).
+   */
+  async plan(db: Sql, req: SearchRequest, lookups: Sql = db): Promise<PlanHints> {
+    return this.decide(db, req, lookups, await this.systemsOf(db, req));
+  }
+
+  /** The first hints: the token systems' ids, enough for statements to find the right rows. */
+  async systemsOf(db: Sql, req: SearchRequest): Promise<PlanHints> {
+    const uris = new Set<string>();
+    const walk = (c: Condition): void => {
+      if (c.kind === 'token') for (const v of c.values) if (typeof v.system === 'string') uris.add(v.system);
+      if (c.kind === 'chain' || c.kind === 'has') walk(c.inner);
+    };
+    req.conditions.forEach(walk);
+    await this.systems.find(db, uris);
+    return { systemId: (uri) => this.systems.known(uri) };
+  }
+
+  /** The path decisions of `req`, added to its first hints; each value's decision taken at once. */
+  async decide(db: Sql, req: SearchRequest, lookups: Sql, first: PlanHints): Promise<PlanHints> {
+    const needles: { param: number; needle: string }[] = [];
+    const prefixes: { param: number; norm: string }[] = [];
+    const walk = (c: Condition): void => {
+      if (c.kind === 'string' && c.mode === 'contains') {
+        for (const v of c.values) {
+          const needle = containsNeedle(v);
+          if (needle) needles.push({ param: c.param.id, needle });
+        }
+      }
+      if (c.kind === 'string' && c.mode === 'prefix') {
+        for (const v of c.values) {
+          const norm = normalize(v);
+          if (norm !== '' && prefixUpperBound(norm) !== undefined) prefixes.push({ param: c.param.id, norm });
+        }
+      }
+      if (c.kind === 'chain' || c.kind === 'has') walk(c.inner);
+    };
+    req.conditions.forEach(walk);
+    const pageRows = req.count + 1;
+    const [common, rare] = await Promise.all([
+      Promise.all(needles.map(async ({ param, needle }) => ((await this.isCommon(db, param, needle, pageRows)) ? `${param}/${needle}` : undefined))),
+      Promise.all(prefixes.map(async ({ param, norm }) => ((await this.isRarePrefix(db, lookups, param, norm, pageRows)) ? `${param}/${norm}` : undefined))),
+    ]);
+    const hints: PlanHints = {
+      ...first,
+      commonNeedles: new Set(common.filter((k): k is string => k !== undefined)),
+      rarePrefixes: new Set(rare.filter((k): k is string => k !== undefined)),
+    };
+    if (req.sort.length && req.conditions.length && req.count > 0) hints.sortWalk = await this.walksSortKey(db, lookups, hints, req);
+    return hints;
+  }
+
+  /** The planner's estimate of the matches (`_total=estimate`). */
+  async estimateMatches(db: Sql, hints: PlanHints, req: SearchRequest): Promise<number> {
+    return Math.round(await planRows(db, matchSet(hints, req)));
+  }
+
+  /**
+   * A prefix is rare when its range of the parameter's index holds fewer rows than the crossover:
+   * reading the whole range and keeping the page's first keys then costs less than walking the
+   * parameter in key order until the page is full. The rows are counted, up to the crossover,
+   * rather than estimated: the statistics of `norm` mix every string parameter, and a prefix
+   * common in addresses looks common in names too.
+   */
+  private async isRarePrefix(db: Sql, lookups: Sql, param: number, norm: string, pageRows: number): Promise<boolean> {
+    const crossover = Math.ceil(Math.sqrt((pageRows * (await this.stringRows(db, param))) / RANGE_ROW_COST));
+    return this.decided(`prefix/${param}/${norm}/${crossover}`, async () => {
+      const [{ n }] = await run<{ n: string }[]>(lookups, sql`
+        select count(*) as n from (select 1 from string_idx s where s.param = ${param} and s.norm >= ${norm} and s.norm < ${prefixUpperBound(norm)!} limit ${crossover}) x`);
+      return Number(n) < crossover;
+    });
+  }
+
+  /**
+   * A :contains needle is common when PostgreSQL's estimate of its rows (the bare condition) is
+   * above the crossover: the key-order walk then fills the page sooner than the trigram path reads
+   * the needle's rows.
+   */
+  private async isCommon(db: Sql, param: number, needle: string, pageRows: number): Promise<boolean> {
+    const crossover = Math.ceil(Math.sqrt((pageRows * (await this.stringRows(db, param))) / CONTAINS_ROW_COST));
+    return this.decided(`needle/${param}/${needle}/${crossover}`, async () => {
+      const pattern = `%${likeEscape(needle)}%`;
+      return (await planRows(db, sql`select 1 from string_idx s where s.param = ${param} and s.norm like ${pattern}`)) > crossover;
+    });
+  }
+
+  /**
+   * A sorted search with conditions walks its first key's index, probing the conditions for each
+   * resource read, unless its matches are fewer than the crossover: reading and sorting them then
+   * costs less than walking past the resources that do not match (src/fhir/sort.ts). The matches
+   * are counted, up to the crossover.
+   */
+  private async walksSortKey(db: Sql, lookups: Sql, hints: PlanHints, req: SearchRequest): Promise<boolean> {
+    const first = req.sort[0].param;
+    const crossover = Math.ceil(Math.sqrt(((req.count + 1) * (await this.keyRows(db, first, req.type))) / SORT_ROW_COST));
+    const criteria = req.criteria.map(([k, v]) => `${k}=${v}`).sort().join('&');
+    return this.decided(`sort/${req.type}/${first.id}/${criteria}/${crossover}`, async () => {
+      const [{ n }] = await run<{ n: string }[]>(lookups, sql`select count(*) as n from (${matchSet(hints, req)} limit ${crossover}) x`);
+      return Number(n) >= crossover;
+    });
+  }
+
+  private async decided(key: string, decide: () => Promise<boolean>): Promise<boolean> {
+    const hit = this.decisions.get(key);
+    if (hit && Date.now() - hit.at < 60_000) return hit.yes;
+    const yes = await decide();
+    if (this.decisions.size >= 10_000) this.decisions.clear();
+    this.decisions.set(key, { yes, at: Date.now() });
+    return yes;
+  }
+
+  /** Rows of a sort key's index (for `_id`, the resources of the type). */
+  private keyRows(db: Sql, param: BoundParam, type: string): Promise<number> {
+    if (param.column === 'id') return this.estimate(db, `type/${type}`, sql`select 1 from resource r where r.type = ${type}`);
+    if (param.type === 'date') return this.estimate(db, `date/${param.id}`, sql`select 1 from date_idx d where d.param = ${param.id}`);
+    return this.stringRows(db, param.id);
+  }
+
+  private stringRows(db: Sql, param: number): Promise<number> {
+    return this.estimate(db, `string/${param}`, sql`select 1 from string_idx s where s.param = ${param}`);
+  }
+
+  /** PostgreSQL's estimate of a statement's rows, kept a minute. */
+  private async estimate(db: Sql, key: string, rows: Statement): Promise<number> {
+    const hit = this.estimates.get(key);
+    if (hit && Date.now() - hit.at < 60_000) return hit.n;
+    const n = await planRows(db, rows);
+    this.estimates.set(key, { n, at: Date.now() });
+    return n;
+  }
+}
+
+/** A row of a prefix's range (index entry, de-duplication, sort) against an entry of the key-order walk. */
+const RANGE_ROW_COST = 8;
+
+/** A row of a :contains needle's trigram set (posting lists, bitmap, recheck) against a walked entry. */
+const CONTAINS_ROW_COST = 16;
+
+/** A match read and sorted against a resource read by a sort key's walk (entry, key check, probes). */
+const SORT_ROW_COST = 0.5;
+
+async function planRows(db: Sql, query: Statement): Promise<number> {
+  const [row] = await run<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>(db, sql`explain (format json) ${query}`);
+  return row['QUERY PLAN'][0].Plan['Plan Rows'];
+}
