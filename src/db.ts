@@ -74,8 +74,8 @@ export interface ConnectUrlOptions {
 
 /**
  * postgres.js's handler of dates, but with a year past 9999 written as PostgreSQL reads it
- * (pgTimestamp): toISOString's `+010000-…` was refused, and a search whose range ends after 9999
- * (`_lastUpdated=9999`) answered 500. A Date stays a parameter typed timestamptz, a constant to the
+ * (pgTimestamp): PostgreSQL refuses toISOString's `+010000-…`, which the end of a range in 9999
+ * (`_lastUpdated=9999`) needs. A Date stays a parameter typed timestamptz, a constant to the
  * planner (a text cast to timestamptz would not be: the cast is only stable).
  */
 const TIMESTAMPTZ = {
@@ -86,9 +86,9 @@ const TIMESTAMPTZ = {
 };
 
 /**
- * Seconds before a connection tries again after a failed attempt: postgres.js's default grows to
- * 20 s after a few refusals, longer than any restart, so a pool would stay away well after the
- * database is back. Capped, searches come back within half a second of it.
+ * Seconds before a connection tries again after a failed attempt, capped at half a second:
+ * postgres.js's default grows past any restart's length, and a pool would stay away well after the
+ * database is back.
  */
 const reconnectBackoff = (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.01 * 2 ** retries, 0.5);
 

@@ -28,11 +28,9 @@ const DATABASE = 'postgres';
 export type Profile = 'server' | 'test';
 
 /**
- * shared_buffers is 40 % of the machine's memory. The virtual machines of the guide hand page
- * cache back to their host (measured: with 19 GB free, the cache stayed near 4.5 GB and a file just
- * read was partly evicted within seconds; an 18 GB database copy was read back from disk at every
- * index insert, 1.5 k resources/s instead of 5 k), so PostgreSQL's own buffers are the cache that
- * holds. pg_prewarm's autoprewarm worker reloads them after a restart.
+ * shared_buffers is 40 % of the machine's memory: the virtual machines this runs on hand their page
+ * cache back to the host, so PostgreSQL's own buffers are the cache that holds. pg_prewarm's
+ * autoprewarm worker reloads them after a restart.
  */
 const sharedBuffersMb = Math.max(128, Math.floor((os.totalmem() * 0.4) / 2 ** 20));
 const effectiveCacheMb = Math.max(256, Math.floor((os.totalmem() * 0.6) / 2 ** 20));
@@ -41,10 +39,8 @@ const TUNING: Record<Profile, string[]> = {
   // Sized for the national directory (tens of GB) on the 2-core, 24 GiB machines of the guide.
   server: [
     `shared_buffers=${sharedBuffersMb}MB`, `effective_cache_size=${effectiveCacheMb}MB`, 'work_mem=32MB', 'maintenance_work_mem=1GB',
-    // WAL buffers of 128 MB instead of 16 MB (1/32 of shared_buffers, capped): an incremental load
-    // writes about 11 kB of WAL per resource (90 MB/s), and with 16 MB the buffers were full 165 k
-    // times in the benchmark's national incremental load, each time a loading backend writing WAL
-    // itself under WALWrite; with 128 MB, 29–46 k times, and the load took 56–58 s instead of 61–62 s.
+    // WAL buffers of 128 MB instead of 16 MB: an incremental load writes WAL fast enough that small
+    // buffers fill and make the loading backends write WAL themselves.
     'max_wal_size=8GB', 'wal_buffers=128MB', 'checkpoint_timeout=15min', 'random_page_cost=1.1', 'jit=off', 'max_connections=200',
     'shared_preload_libraries=pg_prewarm',
     // No replication or archiving from the embedded server: the WAL only serves crash recovery, and

@@ -170,11 +170,10 @@ export interface KeyStoreOptions {
 export class KeyStore {
   private byPrefix = new Map<string, Entry[]>();
   /**
-   * Keys that verified against the current copy, by the key as presented (a SHA-256 and a Map lookup
-   * per request were 3 % of the server's CPU on national point lookups; with the promise of an async
-   * verification, 7 µs of the 76 µs a lookup cost the server). Emptied whenever the copy is replaced
-   * or invalidated, so a key revoked in the database stops working at the next reload, as it did
-   * without it. Only keys that were found go in, so unknown keys cannot churn it.
+   * Keys that verified against the current copy, by the key as presented: a known key is admitted
+   * without hashing it again and without a promise (src/routes/security.ts). Emptied whenever the
+   * copy is replaced or invalidated, so a key revoked in the database stops working at the next
+   * reload. Only keys that were found go in, so unknown keys cannot churn it.
    */
   private verdicts = new Map<string, VerifiedKey>();
   private loadedAt = Number.NEGATIVE_INFINITY;

@@ -48,9 +48,8 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
  * The tables whose indexes a bulk load drops and builds again. `resource` keeps its three (the
  * primary key, (type, id), (type, rid)): COPY maintains them at little cost — keys arrive in
  * increasing order, and an id that comes again never reaches the COPY — while building them
- * afterwards would read the whole table back three times (7.7 GB at national scale, 72 s for the
- * primary key alone on this machine: COPY writes through a small ring of buffers, and the page cache
- * does not keep what it wrote).
+ * afterwards would read the whole table back three times (COPY writes through a small ring of
+ * buffers, and the page cache does not keep what it wrote).
  */
 const INDEX_TABLES = COPY_TABLES.filter((t) => t !== 'resource');
 
@@ -197,15 +196,12 @@ export async function endBulk(sql: Sql, session: BulkSession): Promise<void> {
  *
  * A btree build sorts its rows; a sort that fits in memory is one quicksort of every row, whose
  * comparisons miss the CPU cache at each step, and an external sort of small runs (each sorted
- * within the cache) merged afterwards costs less than half as much. Measured on the 2-core machine
- * of the guide (32 MB of L3), token_idx (param, code, rid) include (sys) over 36.7 M rows (national
- * size): 97.2 s with 3 GB (one in-memory sort), 70.8 s with 64 MB, 61.0 s with 16 MB, 53.8 s with
- * 8 MB and 54.4 s with 4 MB; beside the build of token_idx (param, sys, rid), as fast as alone.
+ * within the cache) merged afterwards costs much less: 8 MB runs, the fastest on these machines.
  *
  * A GIN build gathers its entries in memory and writes them out whenever the memory is full: more
- * memory is faster (string_idx at a quarter of national size: 11.3 s with 4 MB, 9.6 s with 64 MB
- * and more). It gets up to 3 GB, but at most half of shared_buffers (a stand-in for the server's
- * memory, which SQL cannot see; two builds run at once), and never less than the server's own setting.
+ * memory is faster. It gets up to 3 GB, but at most half of shared_buffers (a stand-in for the
+ * server's memory, which SQL cannot see; two builds run at once), and never less than the server's
+ * own setting.
  */
 const SORT_MEMORY = `set maintenance_work_mem = '8MB'`;
 const GIN_MEMORY = `select set_config('maintenance_work_mem', (greatest(
@@ -253,8 +249,8 @@ export async function rebuildIndexes(sql: Sql, onIndex?: (name: string, ms: numb
     onIndex?.(`analyze ${t}`, performance.now() - t0);
   };
   // The index tables are analysed after their builds (which read them into memory). resource's
-  // sample is 30,000 pages read at random from the largest heap: mostly waiting for the disk (44.6 s
-  // at national scale, 3.4 s once cached), so it runs beside the builds on a connection of its own.
+  // sample is pages read at random from the largest heap, mostly waiting for the disk, so it runs
+  // beside the builds on a connection of its own.
   const resourceAnalysis = analyze(sql, 'resource');
   resourceAnalysis.catch(() => {}); // awaited below
   const analyses: Task[] = COPY_TABLES.filter((t) => t !== 'resource').map((t) => (conn) => analyze(conn, t));

@@ -29,9 +29,8 @@ export interface LoadOptions {
   bulk?: boolean;
   batchSize?: number;
   /**
-   * batches written at once (default 3; 1 with --strict, whose file is one transaction). Measured on
-   * the national database, 451 k new resources in two alternated pairs of runs: 73.9 and 85.5 s
-   * with 2, 69.2 and 73.1 s with 3 (the CPU of both cores used 87 % and 89–90 % of the time).
+   * batches written at once (default 3: enough to keep both cores busy; 1 with --strict, whose file
+   * is one transaction).
    */
   concurrency?: number;
   /**

@@ -233,8 +233,8 @@ const countLines = (b: Buffer) => {
  * The lines of an NDJSON file (.gz too) as raw bytes in chunks of about `size` bytes, cut after a
  * newline: the bulk loader's worker threads decode and split them, the main thread only counts
  * newlines. A plain file is read into memory of each chunk's own (the carried partial line copied
- * in front), so that the chunk's bytes go to a worker without a copy: at national scale the copies
- * were 7 GB of memmove on the main thread, and their garbage a full collection every few chunks.
+ * in front), so that the chunk's bytes go to a worker without a copy (the copies, and their garbage,
+ * would be the main thread's biggest cost).
  */
 export async function* ndjsonByteChunks(file: string, onBytes: (n: number) => void = () => {}, size = 1 << 20): AsyncGenerator<ByteChunk> {
   if (!file.toLowerCase().endsWith('.gz')) {

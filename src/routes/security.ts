@@ -178,9 +178,8 @@ export async function security(app: FastifyInstance, deps: SecurityDeps): Promis
   };
 
   // A callback hook, not an async one: a key already verified against the current copy is admitted
-  // without a promise (src/auth/keys.ts KeyStore.cached), which was 7 µs of the 76 µs of server CPU
-  // of a national identifier lookup at 16 clients (12.8 k → 14.1 k lookups/s with the hook reduced
-  // to its headers). `done` is called once, outside the try: what it runs next is Fastify's.
+  // without a promise (src/auth/keys.ts KeyStore.cached), on the path of every lookup. `done` is
+  // called once, outside the try: what it runs next is Fastify's.
   app.addHook('onRequest', (req, reply, done) => {
     let presented: string | undefined;
     try {

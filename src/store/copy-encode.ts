@@ -20,13 +20,11 @@ export const COPY_COLUMNS: Record<CopyTable, string> = {
 };
 
 /**
- * The tables a bulk load writes in COPY's binary format (src/load/pg-binary.ts) rather than text:
+ * The tables a bulk load writes in COPY's binary format (src/store/pg-binary.ts) rather than text:
  * PostgreSQL then reads each field by its length instead of scanning it byte by byte for escapes,
- * and takes timestamps as integers instead of parsing them. Measured on 500,000 national
- * Practitioners (1 GB): COPY into the resource table 17.0–17.8 s as text, 11.7–13.5 s binary; 3 M
- * date_idx rows 5.1–5.2 s against 2.1–2.3 s. token_idx (3.5–4.5 against 3.2–3.4 s) and
- * string_idx (the same) stay text: no gain worth it, and token_idx's text carries the marks of
- * systems not interned yet.
+ * and takes timestamps as integers instead of parsing them — much faster for the resource and
+ * date_idx tables. token_idx and string_idx stay text: no gain worth it, and token_idx's text
+ * carries the marks of systems not interned yet.
  */
 export const COPY_BINARY: Record<CopyTable, boolean> = {
   resource: true,
