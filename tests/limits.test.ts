@@ -13,7 +13,7 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const db = await testDatabase(t);
 const { app, deps } = await testApp(t, { db, paths: [EXAMPLES] });
 const key = (await deps.keys.create({ name: 'limits' })).key;
-const H = { 'service-api-key': key };
+const keyHeader = { 'service-api-key': key };
 
 type T = { match: (...a: any[]) => unknown; notMatch: (...a: any[]) => unknown };
 function issue(t: T, res: { headers: Record<string, unknown>; body: string }): { severity: string; code: string; diagnostics: string; expression?: string[] } {
@@ -63,9 +63,9 @@ function rawRequest(port: number, bytes: string): Promise<string> {
 t.test('URL length', async (t) => {
   const base = '/fhir/v2/Practitioner?family=';
   const atLimit = base + 'a'.repeat(8192 - base.length);
-  const res = await app.inject({ method: 'GET', url: atLimit, headers: H });
+  const res = await app.inject({ method: 'GET', url: atLimit, headers: keyHeader });
   t.equal(res.statusCode, 200, 'MAX_URL_LENGTH characters are accepted');
-  const over = await app.inject({ method: 'GET', url: `${atLimit}b`, headers: H });
+  const over = await app.inject({ method: 'GET', url: `${atLimit}b`, headers: keyHeader });
   t.equal(over.statusCode, 414);
   t.equal(issue(t, over).code, 'too-long');
   t.match(issue(t, over).diagnostics, /8193 characters.*8192.*_search/);
@@ -73,18 +73,18 @@ t.test('URL length', async (t) => {
   t.equal(anonymous.statusCode, 414, 'refused before the key is even looked at');
 
   const { app: small } = await testApp(t, { db, env: { MAX_URL_LENGTH: '300' } });
-  t.equal((await small.inject({ method: 'GET', url: `/fhir/v2/Practitioner?family=${'x'.repeat(300)}`, headers: H })).statusCode, 414);
-  t.equal((await small.inject({ method: 'GET', url: `/fhir/v2/Practitioner/${'x'.repeat(300)}`, headers: H })).statusCode, 414);
-  const post = await small.inject({ method: 'POST', url: '/fhir/v2/Practitioner/_search', headers: { ...H, ...FORM }, payload: `family=${'x'.repeat(1000)}` });
+  t.equal((await small.inject({ method: 'GET', url: `/fhir/v2/Practitioner?family=${'x'.repeat(300)}`, headers: keyHeader })).statusCode, 414);
+  t.equal((await small.inject({ method: 'GET', url: `/fhir/v2/Practitioner/${'x'.repeat(300)}`, headers: keyHeader })).statusCode, 414);
+  const post = await small.inject({ method: 'POST', url: '/fhir/v2/Practitioner/_search', headers: { ...keyHeader, ...FORM }, payload: `family=${'x'.repeat(1000)}` });
   t.equal(post.statusCode, 200, 'long searches go in the body');
 
   // over a real socket: between MAX_URL_LENGTH and Node's header limit, the app answers …
   const port = await listen(small);
-  const mid = await httpGet(port, `/fhir/v2/Practitioner?family=${'y'.repeat(5000)}`, H);
+  const mid = await httpGet(port, `/fhir/v2/Practitioner?family=${'y'.repeat(5000)}`, keyHeader);
   t.equal(mid.statusCode, 414);
   t.equal(issue(t, mid).code, 'too-long');
   // … beyond Node's 16 KiB, the HTTP parser refuses it and clientErrorHandler answers
-  const huge = await httpGet(port, `/fhir/v2/Practitioner?family=${'z'.repeat(20000)}`, H);
+  const huge = await httpGet(port, `/fhir/v2/Practitioner?family=${'z'.repeat(20000)}`, keyHeader);
   t.equal(huge.statusCode, 414);
   t.equal(issue(t, huge).code, 'too-long');
   t.equal(huge.headers['x-content-type-options'], 'nosniff');
@@ -94,7 +94,7 @@ t.test('URL length', async (t) => {
 t.test('Node HTTP parser errors (real socket)', async (t) => {
   const { app: fresh } = await testApp(t, { db });
   const port = await listen(fresh);
-  const big = await httpGet(port, '/fhir/v2/Practitioner', { ...H, 'x-filler': 'f'.repeat(20000) });
+  const big = await httpGet(port, '/fhir/v2/Practitioner', { ...keyHeader, 'x-filler': 'f'.repeat(20000) });
   t.equal(big.statusCode, 431, 'headers over 16 KiB');
   t.equal(issue(t, big).code, 'too-long');
   t.equal(big.headers['cache-control'], 'no-store');
@@ -108,11 +108,11 @@ t.test('Node HTTP parser errors (real socket)', async (t) => {
     t.match(out, /content-length: \d+\r\n/);
   }
   // the server still works afterwards
-  t.equal((await httpGet(port, '/fhir/v2/Practitioner/practitioner-example', H)).statusCode, 200);
+  t.equal((await httpGet(port, '/fhir/v2/Practitioner/practitioner-example', keyHeader)).statusCode, 200);
 });
 
 t.test('requests the router refuses get an OperationOutcome too', async (t) => {
-  for (const key of [undefined, H]) {
+  for (const key of [undefined, keyHeader]) {
     const bad = await app.inject({ method: 'GET', url: '/fhir/v2/Practitioner/%E0%A4', headers: key ?? {} });
     t.equal(bad.statusCode, 400, 'malformed percent-encoding in the path');
     t.equal(issue(t, bad).code, 'invalid');
@@ -129,19 +129,19 @@ t.test('requests the router refuses get an OperationOutcome too', async (t) => {
 t.test('POST body size', async (t) => {
   const over = 'family=' + 'a'.repeat(65536);
   for (const url of ['/fhir/v2/Practitioner/_search', '/fhir/v2/Practitioner', '/fhir/v1/Organization/_search']) {
-    const res = await app.inject({ method: 'POST', url, headers: { ...H, ...FORM }, payload: over });
+    const res = await app.inject({ method: 'POST', url, headers: { ...keyHeader, ...FORM }, payload: over });
     t.equal(res.statusCode, 413, `${url}: over MAX_BODY_BYTES`);
     t.equal(issue(t, res).code, 'too-long');
   }
-  const json = await app.inject({ method: 'POST', url: '/fhir/v2/Practitioner/_search', headers: { ...H, 'content-type': 'application/fhir+json' }, payload: `{"a":"${'b'.repeat(70000)}"}` });
+  const json = await app.inject({ method: 'POST', url: '/fhir/v2/Practitioner/_search', headers: { ...keyHeader, 'content-type': 'application/fhir+json' }, payload: `{"a":"${'b'.repeat(70000)}"}` });
   t.equal(json.statusCode, 413, 'any content type');
-  const justUnder = await app.inject({ method: 'POST', url: '/fhir/v2/Practitioner/_search', headers: { ...H, ...FORM }, payload: `family=${'a'.repeat(4000)}` });
+  const justUnder = await app.inject({ method: 'POST', url: '/fhir/v2/Practitioner/_search', headers: { ...keyHeader, ...FORM }, payload: `family=${'a'.repeat(4000)}` });
   t.equal(justUnder.statusCode, 200);
 
   const { app: small } = await testApp(t, { db, env: { MAX_BODY_BYTES: '2048' } });
-  const res = await small.inject({ method: 'POST', url: '/fhir/v2/Practitioner/_search', headers: { ...H, ...FORM }, payload: `family=${'a'.repeat(2100)}` });
+  const res = await small.inject({ method: 'POST', url: '/fhir/v2/Practitioner/_search', headers: { ...keyHeader, ...FORM }, payload: `family=${'a'.repeat(2100)}` });
   t.equal(res.statusCode, 413);
-  t.equal((await small.inject({ method: 'POST', url: '/fhir/v2/Practitioner/_search', headers: { ...H, ...FORM }, payload: `family=${'a'.repeat(1500)}` })).statusCode, 200);
+  t.equal((await small.inject({ method: 'POST', url: '/fhir/v2/Practitioner/_search', headers: { ...keyHeader, ...FORM }, payload: `family=${'a'.repeat(1500)}` })).statusCode, 200);
   const noKey = await small.inject({ method: 'POST', url: '/fhir/v2/Practitioner/_search', headers: FORM, payload: `family=${'a'.repeat(5000)}` });
   t.equal(noKey.statusCode, 401, 'the key is checked before the body is read');
 
@@ -163,24 +163,24 @@ t.test('MAX_PARAMS and MAX_VALUES_PER_PARAM give 400', async (t) => {
     if (expression) t.same(i.expression, [expression]);
   };
   const params = (n: number) => Array.from({ length: n }, (_, i) => `given=g${i}`).join('&');
-  check(await app.inject({ method: 'GET', url: `/fhir/v2/Practitioner?${params(51)}`, headers: H }), 'GET: 51 parameters');
-  t.equal((await app.inject({ method: 'GET', url: `/fhir/v2/Practitioner?${params(50)}`, headers: H })).statusCode, 200, '50 are fine');
-  check(await app.inject({ method: 'POST', url: '/fhir/v2/Practitioner/_search', headers: { ...H, ...FORM }, payload: params(51) }), 'POST: 51 parameters');
+  check(await app.inject({ method: 'GET', url: `/fhir/v2/Practitioner?${params(51)}`, headers: keyHeader }), 'GET: 51 parameters');
+  t.equal((await app.inject({ method: 'GET', url: `/fhir/v2/Practitioner?${params(50)}`, headers: keyHeader })).statusCode, 200, '50 are fine');
+  check(await app.inject({ method: 'POST', url: '/fhir/v2/Practitioner/_search', headers: { ...keyHeader, ...FORM }, payload: params(51) }), 'POST: 51 parameters');
   check(
-    await app.inject({ method: 'POST', url: `/fhir/v2/Practitioner/_search?${params(30)}`, headers: { ...H, ...FORM }, payload: params(21) }),
+    await app.inject({ method: 'POST', url: `/fhir/v2/Practitioner/_search?${params(30)}`, headers: { ...keyHeader, ...FORM }, payload: params(21) }),
     'query and body count together',
   );
 
   const values = (n: number) => Array.from({ length: n }, (_, i) => `v${i}`).join(',');
-  check(await app.inject({ method: 'GET', url: `/fhir/v2/Practitioner?family=${values(101)}`, headers: H }), 'GET: 101 values', 'family');
-  check(await app.inject({ method: 'GET', url: `/fhir/v2/Practitioner?identifier=${values(101)}`, headers: H }), 'token values', 'identifier');
-  check(await app.inject({ method: 'POST', url: '/fhir/v1/Organization/_search', headers: { ...H, ...FORM }, payload: `name=${values(101)}` }), 'v1 POST: 101 values', 'name');
-  t.equal((await app.inject({ method: 'GET', url: `/fhir/v2/Practitioner?family=${values(100)}`, headers: H })).statusCode, 200, '100 values are fine');
+  check(await app.inject({ method: 'GET', url: `/fhir/v2/Practitioner?family=${values(101)}`, headers: keyHeader }), 'GET: 101 values', 'family');
+  check(await app.inject({ method: 'GET', url: `/fhir/v2/Practitioner?identifier=${values(101)}`, headers: keyHeader }), 'token values', 'identifier');
+  check(await app.inject({ method: 'POST', url: '/fhir/v1/Organization/_search', headers: { ...keyHeader, ...FORM }, payload: `name=${values(101)}` }), 'v1 POST: 101 values', 'name');
+  t.equal((await app.inject({ method: 'GET', url: `/fhir/v2/Practitioner?family=${values(100)}`, headers: keyHeader })).statusCode, 200, '100 values are fine');
 
   const { app: small } = await testApp(t, { db, env: { MAX_PARAMS: '3', MAX_VALUES_PER_PARAM: '2' } });
-  check(await small.inject({ method: 'GET', url: '/fhir/v2/Practitioner?a=1&b=2&c=3&d=4', headers: H }), 'MAX_PARAMS=3');
-  check(await small.inject({ method: 'GET', url: '/fhir/v2/Practitioner?family=a,b,c', headers: H }), 'MAX_VALUES_PER_PARAM=2', 'family');
-  t.equal((await small.inject({ method: 'GET', url: '/fhir/v2/Practitioner?family=a,b', headers: H })).statusCode, 200);
+  check(await small.inject({ method: 'GET', url: '/fhir/v2/Practitioner?a=1&b=2&c=3&d=4', headers: keyHeader }), 'MAX_PARAMS=3');
+  check(await small.inject({ method: 'GET', url: '/fhir/v2/Practitioner?family=a,b,c', headers: keyHeader }), 'MAX_VALUES_PER_PARAM=2', 'family');
+  t.equal((await small.inject({ method: 'GET', url: '/fhir/v2/Practitioner?family=a,b', headers: keyHeader })).statusCode, 200);
 });
 
 t.test('no stack trace nor SQL in error responses', async (t) => {

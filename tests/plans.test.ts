@@ -84,3 +84,22 @@ t.test('the two pools: generic plans for value-independent searches, custom plan
   t.ok(generic1.includes.count > 0, 'the chain finds roles with organizations');
   t.same(ids(generic1.includes), ids(custom1.includes), 'includes: same resources on both pools');
 });
+
+t.test('the lanes: every search but a lookup waits its turn, a lookup never does', async (t) => {
+  const { deps } = await testApp(t, { paths: [FIXTURES] });
+  const { executor } = deps;
+  // Hold every place of the lane of ordinary searches.
+  let release = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  const holders = Array.from({ length: executor.pageLane.width }, () => executor.pageLane.run(() => held));
+  const settledWithin = async <T,>(p: Promise<T>, ms: number) =>
+    Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+  const lookup = executor.search(req('Practitioner', 'identifier=10100000024'), BASE);
+  t.equal(await settledWithin(lookup, 2000), true, 'a lookup answers while the lane is full');
+  const byName = executor.search(req('Practitioner', 'family=martin'), BASE);
+  t.equal(await settledWithin(byName, 300), false, 'a search by name waits for its turn');
+  release();
+  await Promise.all(holders);
+  t.equal(await settledWithin(byName, 5000), true, 'and answers once a place is free');
+  t.same((await byName).matches.count, 5);
+});

@@ -66,3 +66,22 @@ t.test('TOTAL_BUDGET_MS=0: never counted unless asked', async (t) => {
     [undefined, 30, 5],
   );
 });
+
+t.test('a set estimated far beyond what the budget can count is not counted at all', async (t) => {
+  const { app: gated, deps: gatedDeps } = await testApp(t, { db, env: { API_KEYS: API_KEY, TOTAL_BUDGET_MS: String(BUDGET_MS) } });
+  const planner = gatedDeps.executor.planner;
+  const real = planner.estimateMatches.bind(planner);
+  const get = async (q: string) => ((await gated.inject({ method: 'GET', url: q, headers: { 'SERVICE-API-KEY': API_KEY } })).json() as Bundle).total;
+  let counted = 0;
+  const pool = gatedDeps.executor.pools.count;
+  // Every count statement of this app goes through its count pool: watch what reaches it.
+  const unsafe = pool.unsafe.bind(pool);
+  pool.unsafe = ((text: string, ...rest: unknown[]) => {
+    if (/select count\(\*\)/.test(text)) counted++;
+    return (unsafe as (...a: unknown[]) => unknown)(text, ...rest);
+  }) as typeof pool.unsafe;
+  planner.estimateMatches = async () => BUDGET_MS * 20_000 + 1;
+  t.same({ total: await get('/fhir/v2/Practitioner?_count=5'), counted }, { total: undefined, counted: 0 }, 'estimated beyond reach: no count, no total');
+  planner.estimateMatches = real;
+  t.same({ total: await get('/fhir/v2/Practitioner?_count=5'), counted }, { total: 30, counted: 1 }, 'estimated within reach: counted');
+});

@@ -4,7 +4,7 @@
  * lowest folded value ascending, its highest descending, a resource without one last either way),
  * and completeness against the matches computed here too.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
@@ -15,6 +15,11 @@ import { API_KEY, idsOf, type Bundle } from './helpers/search.ts';
 const dir = mkdtempSync(path.join(tmpdir(), 'sort-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 await generate({ scale: 0.0003, outDir: dir, seed: 5 });
+// Resources whose key value is stored twice, in spellings that fold alike: each sorts once.
+appendFileSync(path.join(dir, 'Practitioner.ndjson'), [
+  { resourceType: 'Practitioner', id: 'fold-twice', meta: { lastUpdated: '2024-01-01T00:00:00Z' }, name: [{ family: 'Durand', given: ['Zoé'] }, { family: 'DURAND', given: ['ZOE'] }] },
+  { resourceType: 'Practitioner', id: 'fold-thrice', meta: { lastUpdated: '2024-01-01T00:00:00Z' }, name: [{ family: 'Ábel', given: ['Zoe'] }, { family: 'abel' }, { family: 'ABEL', given: ['zoé'] }] },
+].map((r) => `${JSON.stringify(r)}\n`).join(''));
 
 type Res = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const read = (type: string): Res[] => readFileSync(path.join(dir, `${type}.ndjson`), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Res);

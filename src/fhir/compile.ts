@@ -2,6 +2,7 @@ import { ENTRY_OPEN, ENTRY_RESOURCE, entryParts, type EntryMode } from './bundle
 import type { Condition, SearchRequest } from './search-request.ts';
 import { ident, join, sql, type Statement } from './statement.ts';
 import { typeOf } from './types/index.ts';
+import { readWhole } from './types/string.ts';
 import type { PlanHints } from './search-request.ts';
 
 /**
@@ -86,7 +87,10 @@ const DRIVER_RANK: Record<Positive['kind'], number> = { token: 0, reference: 1, 
 function matchKeys(hints: PlanHints, req: SearchRequest, afterRid: string | undefined): Statement {
   const rank = (c: Positive) => DRIVER_RANK[c.kind] + (c.kind === 'token' && c.param.boolean ? 10 : 0);
   const driver = req.conditions.filter(isPositive).sort((a, b) => rank(a) - rank(b))[0];
-  const rest = req.conditions.filter((c) => c !== driver).map((c) => condition(hints, c, req.type, 'r'));
+  // A driver read whole is small (a rare prefix or needle) and PostgreSQL cannot see how small:
+  // the other conditions are probed for each of its rows rather than joined as sets.
+  const small = driver?.kind === 'string' && readWhole(driver, hints);
+  const rest = req.conditions.filter((c) => c !== driver).map((c) => (small ? probe(hints, c, req.type, 'r') : condition(hints, c, req.type, 'r')));
   if (afterRid !== undefined) rest.push(sql`r.rid > ${afterRid}`);
   if (!driver) return sql`select r.rid from resource r where ${join([sql`r.type = ${req.type}`, ...rest], 'and')}`;
   // Parameter identities are per resource type: the driver's rids are all of the searched type.

@@ -116,7 +116,8 @@ function phase1(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undef
   const where: Statement[] = [];
   let from: Statement;
   if (!walk) {
-    from = sql`(select m.rid, ${keyValue(first, sql`m.rid`)} as s1 from (${matchSet(hints, req)}) m) m`;
+    // OFFSET 0: each match's key is read once, not again wherever the outer query names it.
+    from = sql`(select m.rid, ${keyValue(first, sql`m.rid`)} as s1 from (${matchSet(hints, req)}) m offset 0) m`;
     where.push(sql`m.s1 is not null`);
   } else if (src.table === 'resource') {
     from = sql`resource w`;
@@ -124,13 +125,10 @@ function phase1(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undef
   } else {
     from = sql`${ident(src.table)} w`;
     where.push(sql`w.param = ${first.param.id}`);
-    // The row that is the resource's key: none of its rows of this parameter comes before it (a
-    // second row of the same folded value is told apart by its stored text, or its end).
+    // The rows that are the resource's key: none of its rows of this parameter comes before them.
+    // Read from the index alone; two rows of the same folded value are one (DISTINCT ON below).
     const other = sql`o.${ident(src.column)}`;
-    const tie = ident(src.table === 'string_idx' ? 'exact' : 'high');
-    const op = rawOp(first.desc ? '>' : '<');
-    where.push(sql`not exists (select 1 from ${ident(src.table)} o where o.param = ${first.param.id} and o.rid = w.rid
-      and (${other} ${op} ${col} or (${other} = ${col} and o.${tie} ${op} w.${tie})))`);
+    where.push(sql`not exists (select 1 from ${ident(src.table)} o where o.param = ${first.param.id} and o.rid = w.rid and ${other} ${rawOp(first.desc ? '>' : '<')} ${col})`);
   }
   // Walked, a condition is a probe of its index for the candidate, never a set built first.
   if (walk) for (const c of req.conditions) where.push(probe(hints, c, req.type, 'w'));
@@ -155,7 +153,9 @@ function phase1(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undef
   const columns = [col, ...later].map((e, i) => sql`${e} as ${ident(`s${i + 1}`)}`);
   const order = outputOrder(req.sort.map((k) => k.desc), first.desc);
   const key = join([sql`1`, col, ...later, sql`${rid}::text`], ',');
-  const rows = sql`select ${rid}, ${join(columns, ',')}, json_build_array(${key})::text as key from ${from}
+  // The output columns, as ORDER BY names them: DISTINCT ON must match its leading expressions.
+  const keys = join([...[col, ...later].map((_, i) => sql`${ident(`s${i + 1}`)}`), sql`rid`], ',');
+  const rows = sql`select distinct on (${keys}) ${rid}, ${join(columns, ',')}, json_build_array(${key})::text as key from ${from}
     where ${join(where, 'and')} order by ${order} limit ${limit}`;
   return { rows, order };
 }

@@ -39,27 +39,38 @@ export interface ExecutorOptions {
   heavyWidth: number;
 }
 
+/** Rows the fastest count (an index-only range) reads in a millisecond, at best. */
+const COUNTED_ROWS_PER_MS = 20_000;
+
 const isTimeout = (err: unknown) => (err as { code?: string })?.code === '57014';
 
 export class Executor {
   readonly pools: Pools;
   readonly planner = new Planner();
   readonly cursors: CursorCodec;
+  /** heavy searches (src/fhir/compile.ts heavySearch). */
   readonly lane: Lane;
+  /** the other searches but lookups. */
+  readonly pageLane: Lane;
 
   constructor(private readonly o: ExecutorOptions) {
     this.pools = o.pools;
     this.cursors = new CursorCodec(o.cursorSecret);
     this.lane = new Lane(o.heavyWidth);
+    this.pageLane = new Lane(o.heavyWidth);
   }
 
   /**
    * Runs a search. `base` is the absolute base of the API version (…/fhir/v2): fullUrls are
-   * rendered with it. Heavy searches (src/fhir/compile.ts heavySearch) wait for the lane.
+   * rendered with it. Every search but a lookup waits for a lane as wide as the machine has cores
+   * (heavy ones for a lane of their own): PostgreSQL then runs as many of them at once as it has
+   * cores to run them on, and a lookup, which needs a fraction of a millisecond, finds a core
+   * instead of queueing behind a crowd of backends.
    */
   search(req: SearchRequest, base: string): Promise<SearchResult> {
     const search = () => withDeadline(this.run(req, base), this.o.deadlineMs);
-    return heavySearch(req) ? this.lane.run(search) : search();
+    if (heavySearch(req)) return this.lane.run(search);
+    return isLookup(req) ? search() : this.pageLane.run(search);
   }
 
   /** The read interaction: the stored JSON text of one resource, or undefined. */
@@ -88,10 +99,8 @@ export class Executor {
       return { matches: Entries.none, includes: Entries.none, total: await countAll(db, systems, req), warnings };
     }
     // A first page's count runs beside the planning and the page, within its budget, on a pool of
-    // its own; a lookup (value-independent conditions: a handful of matches) is never counted, its
-    // page holds them all.
-    const lookup = req.conditions.length > 0 && valueIndependent(req);
-    const counting = !state && req.total === undefined && !lookup ? countWithin(this.pools.count, systems, req, this.o.totalBudgetMs) : undefined;
+    // its own; a lookup is never counted, its page holds its matches.
+    const counting = !state && req.total === undefined && !isLookup(req) ? this.countFirstPage(systems, req) : undefined;
     counting?.catch(() => {});
     const hints = await this.planner.decide(db, req, this.pools.generic, systems);
     const keys = req.include.length > 0 || req.revinclude.length > 0;
@@ -108,7 +117,7 @@ export class Executor {
       if (!state && !hasNext) total = page.count;
       else if (req.total === 'accurate') total = await countAll(db, hints, req);
       else if (req.total === 'estimate') total = await this.planner.estimateMatches(db, hints, req);
-      else if (!state) total = await (counting ?? countWithin(this.pools.count, hints, req, this.o.totalBudgetMs));
+      else if (!state) total = await (counting ?? this.countFirstPage(hints, req));
     }
     let includes = Entries.none;
     if (keys) {
@@ -119,6 +128,24 @@ export class Executor {
     }
     const next = hasNext ? this.cursors.encode(req, { ...cursorAfter(req, page.last!), total: req.total === 'estimate' ? undefined : total }) : undefined;
     return { matches: page, includes, total, next, warnings };
+  }
+
+  /**
+   * The count behind a first page's total, within TOTAL_BUDGET_MS. A set the planner estimates far
+   * larger than any count could read in the budget is not counted at all: its total would be
+   * omitted anyway, and the count would take the whole budget from the answer and the machine.
+   */
+  private async countFirstPage(hints: PlanHints, req: SearchRequest): Promise<number | undefined> {
+    const budget = this.o.totalBudgetMs;
+    if (budget <= 0) return undefined;
+    const started = Date.now();
+    const estimate = this.planner.estimateMatches(this.pools.count, hints, req);
+    estimate.catch(() => {});
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), budget)));
+    const estimated = await Promise.race([estimate, late]).finally(() => clearTimeout(timer));
+    if (estimated === undefined || estimated > budget * COUNTED_ROWS_PER_MS) return undefined;
+    return countWithin(this.pools.count, hints, req, budget - (Date.now() - started));
   }
 
   /**
@@ -137,6 +164,9 @@ export class Executor {
     return concatEntries(page, await fetchPage(db, req, rest, base, keys, req.count - page.count));
   }
 }
+
+/** A search by value-independent conditions (identifiers, ids, references): a handful of matches, found at once. */
+const isLookup = (req: SearchRequest) => req.conditions.length > 0 && valueIndependent(req) && req.sort.length === 0;
 
 /** The cursor state of the row whose `key` column is `last`: a rid, or a sorted row's JSON key. */
 function cursorAfter(req: SearchRequest, last: string): Pick<CursorState, 'after' | 'sort'> {

@@ -45,9 +45,9 @@ function readData(): Record<Type, Res[]> {
   return out;
 }
 const data = readData();
-const P = data.Practitioner;
-const O = data.Organization;
-const R = data.PractitionerRole;
+const practitioners = data.Practitioner;
+const organizations = data.Organization;
+const roles = data.PractitionerRole;
 
 const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY, PUBLIC_BASE_URL: '' } });
 const loaded = await load(db, [dir, DIRECTORY]);
@@ -213,8 +213,8 @@ function referrers(from: Res[], via: (r: Res) => string[]): Map<string, string[]
   for (const r of from) for (const target of via(r)) m.set(target, [...(m.get(target) ?? []), refOf(r)]);
   return m;
 }
-const rolesOfPractitioner = referrers(R, refs.practitioner);
-const rolesOfOrganization = referrers(R, refs.organization);
+const rolesOfPractitioner = referrers(roles, refs.practitioner);
+const rolesOfOrganization = referrers(roles, refs.organization);
 const devicesOf = referrers(data.Device, refs.deviceOwner);
 const servicesOf = referrers(data.HealthcareService, refs.providedBy);
 /** For one match, the `Type/id` of the resources an include row adds. */
@@ -251,28 +251,28 @@ const enc = encodeURIComponent;
 const idOf = (reference: string) => reference.slice(reference.indexOf('/') + 1);
 const localPart = (mailbox: string) => mailbox.split(/[.@]/)[0];
 
-const named = P.filter((p) => p.name?.[0]?.family && p.name[0].given?.length);
+const named = practitioners.filter((p) => p.name?.[0]?.family && p.name[0].given?.length);
 const someone = named[Math.floor(named.length / 3)];
 const rpps = (p: Res) => p.identifier.find((i: Res) => i.system === SYSTEM.RPPS).value as string;
-const withRpps = P.filter((p) => (p.identifier ?? []).some((i: Res) => i.system === SYSTEM.RPPS));
+const withRpps = practitioners.filter((p) => (p.identifier ?? []).some((i: Res) => i.system === SYSTEM.RPPS));
 const idnps = (p: Res) => p.identifier.find((i: Res) => i.system === 'urn:oid:1.2.250.1.71.4.2.1').value as string;
-const finessOrgs = O.filter((o) => (o.identifier ?? []).some((i: Res) => i.system === SYSTEM.FINESS));
+const finessOrgs = organizations.filter((o) => (o.identifier ?? []).some((i: Res) => i.system === SYSTEM.FINESS));
 const finess = (o: Res) => o.identifier.find((i: Res) => i.system === SYSTEM.FINESS).value as string;
-const orgWithAddress = O.filter((o) => o.address?.[0]?.postalCode && o.address[0].city);
-const [postal1, postal2] = byFrequency(O.flatMap(strings.postalCode));
+const orgWithAddress = organizations.filter((o) => o.address?.[0]?.postalCode && o.address[0].city);
+const [postal1, postal2] = byFrequency(organizations.flatMap(strings.postalCode));
 const place = mostCommon(orgWithAddress.map((o) => `${o.address[0].postalCode}|${o.address[0].city}`)).split('|');
-const nameWords = byFrequency(O.flatMap(strings.orgName).flatMap((n) => n.split(/[^\p{L}]+/u).slice(1)).filter((w) => w.length >= 6));
-const roleMailbox = mostCommon(R.flatMap(strings.mailbox));
-const busiestOrganization = idOf(mostCommon(R.flatMap(refs.organization)));
-const busiestPractitioner = idOf(mostCommon(R.flatMap(refs.practitioner)));
-const legalEntityWithMostSites = idOf(mostCommon(O.flatMap(refs.partof)));
-const aRole = R[Math.floor(R.length / 2)];
-const anOrganization = O[Math.floor(O.length / 2)];
-const licence = mostCommon(O.flatMap(strings.licence));
-const commonCode = mostCommon(R.flatMap(tokens.role).map((c) => c.code));
-const hasRoleCodes = (system: string) => R.flatMap(tokens.role).some((c) => c.system === system);
+const nameWords = byFrequency(organizations.flatMap(strings.orgName).flatMap((n) => n.split(/[^\p{L}]+/u).slice(1)).filter((w) => w.length >= 6));
+const roleMailbox = mostCommon(roles.flatMap(strings.mailbox));
+const busiestOrganization = idOf(mostCommon(roles.flatMap(refs.organization)));
+const busiestPractitioner = idOf(mostCommon(roles.flatMap(refs.practitioner)));
+const legalEntityWithMostSites = idOf(mostCommon(organizations.flatMap(refs.partof)));
+const aRole = roles[Math.floor(roles.length / 2)];
+const anOrganization = organizations[Math.floor(organizations.length / 2)];
+const licence = mostCommon(organizations.flatMap(strings.licence));
+const commonCode = mostCommon(roles.flatMap(tokens.role).map((c) => c.code));
+const hasRoleCodes = (system: string) => roles.flatMap(tokens.role).some((c) => c.system === system);
 /** A role code of `system` in the data, or else the most common role code (then of another system: no match). */
-const roleCode = (system: string) => (hasRoleCodes(system) ? codeIn(R, tokens.role, system) : commonCode);
+const roleCode = (system: string) => (hasRoleCodes(system) ? codeIn(roles, tokens.role, system) : commonCode);
 
 // ---- the examples ------------------------------------------------------------------------------------
 
@@ -318,21 +318,21 @@ const INCLUDES: Example[] = [
   v2('PractitionerRole', '_include=*', all, '§4.3 PractitionerRole', { adds: union(adds.practitioner, adds.organization), post: true, ...several }),
 ];
 
-const pDay = updatedAt(P, 0.75, 'day');
-const pSecond = updatedAt(P, 0.8, 'second');
-const family = mostCommon(P.flatMap(strings.family));
-const given = mostCommon(P.flatMap(strings.given));
-const mailbox = mostCommon(P.flatMap(strings.mailbox).map(localPart));
-const suffix = mostCommon(P.flatMap((p) => (p.name ?? []).flatMap((n: Res) => n.suffix ?? [])));
-const card = mostCommon(P.flatMap(strings.smartcard));
-const cardPrefix = mostCommon(P.flatMap(strings.smartcard).map((c) => c.slice(0, 4)));
+const pDay = updatedAt(practitioners, 0.75, 'day');
+const pSecond = updatedAt(practitioners, 0.8, 'second');
+const family = mostCommon(practitioners.flatMap(strings.family));
+const given = mostCommon(practitioners.flatMap(strings.given));
+const mailbox = mostCommon(practitioners.flatMap(strings.mailbox).map(localPart));
+const suffix = mostCommon(practitioners.flatMap((p) => (p.name ?? []).flatMap((n: Res) => n.suffix ?? [])));
+const card = mostCommon(practitioners.flatMap(strings.smartcard));
+const cardPrefix = mostCommon(practitioners.flatMap(strings.smartcard).map((c) => c.slice(0, 4)));
 const [p1, p2] = [withRpps[7], withRpps[withRpps.length - 9]];
-const profession = codeIn(P, tokens.qualification, SYSTEM.G15);
-const specialty = codeIn(P, tokens.qualification, SYSTEM.R38);
-const category = codeIn(P, tokens.qualification, SYSTEM.R09);
+const profession = codeIn(practitioners, tokens.qualification, SYSTEM.G15);
+const specialty = codeIn(practitioners, tokens.qualification, SYSTEM.R38);
+const category = codeIn(practitioners, tokens.qualification, SYSTEM.R09);
 const PRACTITIONER: Example[] = [
   v2('Practitioner', '', all, '§4.4 rule 3, §4.8 all resources', { post: true, ...several }),
-  v2('Practitioner', `_id=${P[P.length >> 1].id}`, idIs(P[P.length >> 1].id), '§4.4 _id, §4.8 by technical identifier'),
+  v2('Practitioner', `_id=${practitioners[practitioners.length >> 1].id}`, idIs(practitioners[practitioners.length >> 1].id), '§4.4 _id, §4.8 by technical identifier'),
   v2('Practitioner', `_lastUpdated=ge${pDay}`, updated('ge', pDay), '§4.4 rule 4, §4.8 by update date (date)', { post: true, ...several }),
   v2('Practitioner', `_lastUpdated=ge${pSecond}`, updated('ge', pSecond), '§4.8 by update date (date-time)', several),
   v2('Practitioner', `_lastUpdated=ge${pSecond.replace(/:/g, '%3A')}`, updated('ge', pSecond), '§4.8 by update date (date-time, colons as %3A, §4.1 rule 5)', several),
@@ -362,14 +362,14 @@ const PRACTITIONER: Example[] = [
   v2('Practitioner', `qualification-code=${SYSTEM.R09}%7C${category}`, token(tokens.qualification, `${SYSTEM.R09}|${category}`), '§4.4 rule 2 professional category system', several),
 ];
 
-const oDay = updatedAt(O, 0.7, 'day');
-const city = mostCommon(O.flatMap(strings.city));
-const department = mostCommon(O.flatMap(strings.postalCode).map((c) => c.slice(0, 2)));
+const oDay = updatedAt(organizations, 0.7, 'day');
+const city = mostCommon(organizations.flatMap(strings.city));
+const department = mostCommon(organizations.flatMap(strings.postalCode).map((c) => c.slice(0, 2)));
 const [o1, o2] = [finessOrgs[3], finessOrgs[finessOrgs.length - 4]];
 const idnst = (o: Res) => o.identifier.find((i: Res) => i.type?.coding?.[0]?.code === 'IDNST').value as string;
-const identifierKind = mostCommon(O.flatMap(tokens.identifierType).map((c) => c.code));
-const orgMailbox = mostCommon(O.flatMap(strings.mailbox).map(localPart));
-const namePrefix = mostCommon(O.flatMap(strings.orgName).map((n) => n.split(' ')[0]));
+const identifierKind = mostCommon(organizations.flatMap(tokens.identifierType).map((c) => c.code));
+const orgMailbox = mostCommon(organizations.flatMap(strings.mailbox).map(localPart));
+const namePrefix = mostCommon(organizations.flatMap(strings.orgName).map((n) => n.split(' ')[0]));
 const [wordA, wordB] = [nameWords[0].toLowerCase(), nameWords[3].toLowerCase()];
 const orgTypeSystems: [keyof typeof SYSTEM, string][] = [['orgType', 'organization type'], ['R75', 'APE/NAF'], ['R72', 'legal category'], ['R02', 'activity sector'], ['R66', 'establishment category'], ['R73', 'SPH']];
 const ORGANIZATION: Example[] = [
@@ -397,14 +397,14 @@ const ORGANIZATION: Example[] = [
   v2('Organization', `pharmacy-licence=${licence.slice(0, 2)}`, string(strings.licence, licence.slice(0, 2)), '§4.5 pharmacy-licence (a prefix)'),
   ...['GEOGRAPHICAL-ENTITY', 'LEGAL-ENTITY'].map((code) => v2('Organization', `type=${code}`, token(tokens.type, code), `§4.1 rule 8, §4.5 type=${code} (bare code)`, several)),
   ...orgTypeSystems.map(([s, what]) => {
-    const code = codeIn(O, tokens.type, SYSTEM[s]);
+    const code = codeIn(organizations, tokens.type, SYSTEM[s]);
     return v2('Organization', `type=${SYSTEM[s]}%7C${enc(code)}`, token(tokens.type, `${SYSTEM[s]}|${code}`), `§4.5 type=<system_uri>%7C<code> (${what})`, s === 'orgType' ? { post: true, ...several } : {});
   }),
 ];
 
-const rDay = updatedAt(R, 0.75, 'day');
-const rAuthority = mostCommon(R.flatMap(tokens.registrationAuthority).map((c) => c.code));
-const rAuthority2 = byFrequency(R.flatMap(tokens.registrationAuthority).map((c) => c.code!))[1];
+const rDay = updatedAt(roles, 0.75, 'day');
+const rAuthority = mostCommon(roles.flatMap(tokens.registrationAuthority).map((c) => c.code));
+const rAuthority2 = byFrequency(roles.flatMap(tokens.registrationAuthority).map((c) => c.code!))[1];
 const fragment = roleMailbox.split('@')[1].split('.')[0];
 const roleSystems: [keyof typeof SYSTEM, string][] = [
   ['roleOrgType', 'organization type'], ['R21', 'function'], ['R85', 'care-taking role'], ['R96', 'other health function'],
@@ -434,24 +434,24 @@ const ROLE: Example[] = [
   }),
 ];
 
-const v1Day = updatedAt(O, 0.5, 'day');
-const v1Since = updatedAt(O, 0.6, 'second');
-const oAuthority = mostCommon(O.flatMap(tokens.registrationAuthority).map((c) => c.code));
-const roleFunction = codeIn(R, tokens.role, SYSTEM.R21);
-const roleHolder = withRpps.find((p) => rolesOfPractitioner.has(refOf(p)) && R.some((r) => refs.practitioner(r).includes(refOf(p)) && r.organization))!;
-const country = mostCommon(O.flatMap(strings.country));
-const state = mostCommon(O.flatMap(strings.state));
-const use = mostCommon(O.flatMap(tokens.addressUse).map((c) => c.code));
-const endpoint = idOf(mostCommon(O.flatMap(refs.endpoint)));
+const v1Day = updatedAt(organizations, 0.5, 'day');
+const v1Since = updatedAt(organizations, 0.6, 'second');
+const oAuthority = mostCommon(organizations.flatMap(tokens.registrationAuthority).map((c) => c.code));
+const roleFunction = codeIn(roles, tokens.role, SYSTEM.R21);
+const roleHolder = withRpps.find((p) => rolesOfPractitioner.has(refOf(p)) && roles.some((r) => refs.practitioner(r).includes(refOf(p)) && r.organization))!;
+const country = mostCommon(organizations.flatMap(strings.country));
+const state = mostCommon(organizations.flatMap(strings.state));
+const use = mostCommon(organizations.flatMap(tokens.addressUse).map((c) => c.code));
+const endpoint = idOf(mostCommon(organizations.flatMap(refs.endpoint)));
 const [legalV1, legalV2] = V1_SYSTEMS.orgType;
-const sector = codeIn(O, tokens.type, SYSTEM.R02);
+const sector = codeIn(organizations, tokens.type, SYSTEM.R02);
 const finessKind = mostCommon(finessOrgs.flatMap((o) => o.identifier.filter((i: Res) => i.system === SYSTEM.FINESS).flatMap((i: Res) => codings([i.type]).map((c) => c.code))));
-const holders = new Set(P.filter(token(tokens.identifier, `${SYSTEM.RPPS}|${rpps(roleHolder)}`)).map(refOf));
+const holders = new Set(practitioners.filter(token(tokens.identifier, `${SYSTEM.RPPS}|${rpps(roleHolder)}`)).map(refOf));
 const V1: Example[] = [
   v1('', all, '§4.8 all resources (v1)', { post: true, ...several }),
-  v1(`_has:PractitionerRole:organization:role=${roleFunction}`, referencedBy(R, refs.organization, token(tokens.role, roleFunction)), '§4.7 _has', several),
+  v1(`_has:PractitionerRole:organization:role=${roleFunction}`, referencedBy(roles, refs.organization, token(tokens.role, roleFunction)), '§4.7 _has', several),
   v1(`_has:PractitionerRole:organization:practitioner.identifier=${V1_SYSTEMS.RPPS[0]}%7C${rpps(roleHolder)}`,
-    referencedBy(R, refs.organization, (r) => refs.practitioner(r).some((ref) => holders.has(ref))), '§4.7 _has with a chain and the v1 RPPS system', { post: true }),
+    referencedBy(roles, refs.organization, (r) => refs.practitioner(r).some((ref) => holders.has(ref))), '§4.7 _has with a chain and the v1 RPPS system', { post: true }),
   v1(`_id=${anOrganization.id}`, idIs(anOrganization.id), '§4.7 _id, §4.8 by technical identifier (v1)'),
   ...(['eq', 'ne', 'gt', 'lt', 'ge', 'le'] as const).map((prefix) =>
     v1(`_lastUpdated=${prefix}${v1Day}`, updated(prefix, v1Day), `§4.7 _lastUpdated (${prefix})`, prefix === 'eq' ? {} : several)),
@@ -587,7 +587,7 @@ async function replay(tt: A, examples: Example[]) {
 
 t.test('the data: generated, with the directory, every page size of the seed examples reachable', async (t) => {
   t.same(loaded.rejects, [], 'loads without a reject');
-  t.ok(P.length > 2000 && R.length > 2000 && O.length > 500, `${P.length} practitioners, ${O.length} organizations, ${R.length} roles`);
+  t.ok(practitioners.length > 2000 && roles.length > 2000 && organizations.length > 500, `${practitioners.length} practitioners, ${organizations.length} organizations, ${roles.length} roles`);
 });
 t.test('§4.3 include parameters', (t) => replay(t, INCLUDES));
 t.test('§4.4 Practitioner (v2)', (t) => replay(t, PRACTITIONER));

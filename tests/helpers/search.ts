@@ -23,7 +23,7 @@ type Headers = Record<string, string>;
 interface Entries { entry?: { resource: { resourceType: string; id: string }; search?: { mode: string } }[] }
 
 /** Percent-encodes what may not travel raw in a URL (non-ASCII, space, | \ …); %XX and + are kept as written. */
-export const u = (s: string) => s.replace(/[^\x21-\x7e]|[|\\"<>^`{}]/gu, (c) => encodeURIComponent(c));
+export const encodeUnsafe = (s: string) => s.replace(/[^\x21-\x7e]|[|\\"<>^`{}]/gu, (c) => encodeURIComponent(c));
 
 /** The ids of the entries of one search mode, in Bundle order. */
 export const idsOf = (b: Entries, mode: string) => (b.entry ?? []).filter((e) => e.search?.mode === mode).map((e) => e.resource.id);
@@ -47,9 +47,9 @@ export interface SearchHelperOptions {
 export function searchHelpers(app: FastifyInstance, opts: SearchHelperOptions = {}) {
   const headers: Headers = { 'SERVICE-API-KEY': opts.key ?? API_KEY };
 
-  /** app.inject with the API key; `url` goes through u(). */
+  /** app.inject with the API key; `url` goes through encodeUnsafe(). */
   const request = (method: Method, url: string, o: { headers?: Headers; payload?: string } = {}) =>
-    app.inject({ method, url: u(url), headers: { ...headers, ...o.headers }, payload: o.payload });
+    app.inject({ method, url: encodeUnsafe(url), headers: { ...headers, ...o.headers }, payload: o.payload });
   const get = (url: string, extra: Headers = {}) => request('GET', url, { headers: extra });
 
   /** One assertion per query: status 200, the match ids (sorted) and `total`. */
@@ -94,5 +94,5 @@ export function searchHelpers(app: FastifyInstance, opts: SearchHelperOptions = 
     );
   }
 
-  return { request, get, u, matchIds, includeIds, expectIds, table, expect400, expectEntries };
+  return { request, get, encodeUnsafe, matchIds, includeIds, expectIds, table, expect400, expectEntries };
 }

@@ -1,7 +1,7 @@
 import { unescape } from '../escape.ts';
 import { normalize, prefixUpperBound } from '../normalize.ts';
 import { badRequest, notSupported } from '../outcome.ts';
-import type { Condition } from '../search-request.ts';
+import type { Condition, PlanHints } from '../search-request.ts';
 import { join, sql, type Statement } from '../statement.ts';
 import { copyText } from './copy.ts';
 import { describe, type SearchType } from './search-type.ts';
@@ -30,6 +30,23 @@ export const containsNeedle = (v: string): string | undefined => {
   const n = normalize(v);
   return /[a-z0-9]{3}/.test(n) ? n : undefined;
 };
+
+/**
+ * Whether a condition's whole set is read first, before the other conditions are checked on it:
+ * :contains — the key-order walk of the parameter is fast for a common needle and slow for a rare
+ * one, the trigram index the other way round, and PostgreSQL's cost model for '%needle%' favours
+ * the walk, so needles the planner does not find common read their trigram set first; a prefix
+ * the planner counted rare reads its whole range, whatever PostgreSQL estimates from statistics
+ * that mix every string parameter.
+ */
+export function readWhole(c: StringCondition, hints: PlanHints): boolean {
+  const rare = (v: string) => {
+    const n = containsNeedle(v);
+    return n !== undefined && !hints.commonNeedles?.has(`${c.param.id}/${n}`);
+  };
+  if (c.mode === 'contains') return c.values.every(rare);
+  return c.mode === 'prefix' && c.values.every((v) => hints.rarePrefixes?.has(`${c.param.id}/${normalize(v)}`) === true);
+}
 
 export const string: SearchType<StringCondition, StringRow> = {
   table: { name: 'string_idx', alias: 's' },
@@ -69,22 +86,8 @@ export const string: SearchType<StringCondition, StringRow> = {
     const match = string.match(c, hints);
     if (!match) return sql`select s.rid from string_idx s where s.param = ${c.param.id}`;
     const set = sql`select s.rid from string_idx s where s.param = ${c.param.id} and ${match}`;
-    // :contains — the key-order walk of the parameter is fast for a common needle and slow for a
-    // rare one, the trigram index the other way round, and PostgreSQL's cost model for '%needle%'
-    // favours the walk. Needles with a trigram that the planner does not find common take their
-    // whole set from the trigram index first (OFFSET 0 keeps the subquery from being flattened
-    // into the ordered walk).
-    const rare = (v: string) => {
-      const n = containsNeedle(v);
-      return n !== undefined && !hints.commonNeedles?.has(`${c.param.id}/${n}`);
-    };
-    if (c.mode === 'contains' && c.values.every(rare)) return sql`select s.rid from (${set} offset 0) s`;
-    // A prefix whose range the planner counted small: the whole range first, whatever PostgreSQL
-    // estimates from statistics that mix every string parameter.
-    if (c.mode === 'prefix' && c.values.every((v) => hints.rarePrefixes?.has(`${c.param.id}/${normalize(v)}`))) {
-      return sql`select s.rid from (${set} offset 0) s`;
-    }
-    return set;
+    // OFFSET 0 keeps the subquery from being flattened into a key-order walk (see readWhole).
+    return readWhole(c, hints) ? sql`select s.rid from (${set} offset 0) s` : set;
   },
 
   rowsOf: {
