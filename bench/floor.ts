@@ -54,7 +54,7 @@ export async function prepareOps(executor: Executor, config: Config, base: strin
       maxValuesPerParam: config.maxValuesPerParam,
       maxParams: config.maxParams,
     });
-    const hints = await planner.plan(executor.poolOf(req), req, executor.pools.generic);
+    const hints = await planner.plan(executor.poolOf(req), req);
     ops.push({ path: p, req, hints, base: `${base}/fhir/${version}`, ...(req.cursor ? cursorAfter(req.cursor) : {}) });
   }
   return ops;
@@ -104,7 +104,7 @@ export async function explainPage(executor: Executor, op: FloorOp, config: Confi
     const include = includeQuery(req, page, config.includeCap + 1);
     if (include) {
       const rendered = renderQuery(include, { base: op.base, mode: 'include', shown: config.includeCap, keys: false });
-      out.push('-- _include/_revinclude statement', planText(await run(executor.pools.generic, sql`explain (analyze, buffers) ${rendered}`)));
+      out.push('-- _include/_revinclude statement', planText(await run(db === executor.pools.generic ? executor.pools.sql : db, sql`explain (analyze, buffers) ${rendered}`)));
     }
   }
   return out.join('\n');

@@ -16,8 +16,8 @@ export interface Database {
   /** statements planned for their values at every execution (the default). */
   sql: Sql;
   /**
-   * statements whose plan does not depend on their values (compile.ts `valueIndependent`: lookups
-   * by identifier, id or reference, includes), planned once per connection and statement.
+   * the pages of lookups (by identifier, id or reference: compile.ts `valueIndependent`), whose
+   * plan does not depend on their values, planned once per connection and statement.
    */
   generic: Sql;
   /**

@@ -111,17 +111,22 @@ export function compileExtractor(params: readonly BoundParam[]): Extractor {
   let rows: IndexRows = { token: [], string: [], date: [], reference: [] };
   // The rows of the parameter being extracted start here in its table (de-duplication scans from it).
   let start = 0;
+  // The trail of the value being indexed, for `fail` (set by its visit; undefined on the fast walk).
+  let current: Trail;
   const compiled = params.flatMap((p) => {
     const kind = typeOf(p).rowsOf;
     if (!kind) return []; // a column (_id): no index rows
     const table = p.type;
-    const visit: Visit = (v, trail) => {
+    // Made once per parameter: the walk allocates nothing per value but its rows.
+    const emit = (row: unknown) => {
       const out = rows[table] as unknown[];
-      const failHere: Fail = (message, at) => fail(trail, message, at);
-      kind.index(p, v, (row) => {
-        for (let i = start; i < out.length; i++) if (kind.same(out[i], row)) return;
-        out.push(row);
-      }, failHere);
+      for (let i = start; i < out.length; i++) if (kind.same(out[i], row)) return;
+      out.push(row);
+    };
+    const failHere: Fail = (message, at) => fail(current, message, at);
+    const visit: Visit = (v, trail) => {
+      current = trail;
+      kind.index(p, v, emit, failHere);
     };
     return [{ table, paths: p.paths.map((path) => compilePath(path, visit)) }];
   });

@@ -80,9 +80,9 @@ export class Executor {
 
   /**
    * The pool a search's statements run on: a heavy search's on a pool of their own, so that they
-   * never wait in line in front of light ones on the connections those pipeline on; light ones
-   * planned once when their plan cannot depend on the values, unless sorted (a sorted page reads
-   * more: lookups are not kept waiting behind it).
+   * never wait in line in front of light ones on the connections those pipeline on; a lookup's page
+   * on the pool planned once (its plan cannot depend on the values), which runs nothing else; the
+   * others on the pool planned for their values.
    */
   poolOf(req: SearchRequest): Sql {
     if (heavySearch(req)) return this.pools.heavy;
@@ -102,7 +102,8 @@ export class Executor {
     // its own; a lookup is never counted, its page holds its matches.
     const counting = !state && req.total === undefined && !isLookup(req) ? this.countFirstPage(systems, req) : undefined;
     counting?.catch(() => {});
-    const hints = await this.planner.decide(db, req, this.pools.generic, systems);
+    // The planner's bounded counts run on the search's own pool: the generic one is the lookups'.
+    const hints = await this.planner.decide(db, req, db, systems);
     const keys = req.include.length > 0 || req.revinclude.length > 0;
     let page: Entries;
     try {
@@ -121,9 +122,10 @@ export class Executor {
     }
     let includes = Entries.none;
     if (keys) {
-      // The include statement's plan is the same for any page: planned once, unless the search is heavy.
+      // On the search's own pool, or the pool planned for its values beside a lookup's: the lookups'
+      // connections run nothing that could keep them waiting.
       const statement = includeQuery(req, page, this.o.includeCap + 1);
-      if (statement) includes = await fetchEntries(heavySearch(req) ? this.pools.heavy : this.pools.generic, statement, { base, mode: 'include', shown: this.o.includeCap, keys: false });
+      if (statement) includes = await fetchEntries(db === this.pools.generic ? this.pools.sql : db, statement, { base, mode: 'include', shown: this.o.includeCap, keys: false });
       if (includes.rows > this.o.includeCap) warnings.push(`more than ${this.o.includeCap} resources to include on this page: only the first ${this.o.includeCap} are given`);
     }
     const next = hasNext ? this.cursors.encode(req, { ...cursorAfter(req, page.last!), total: req.total === 'estimate' ? undefined : total }) : undefined;

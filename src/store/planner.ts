@@ -27,8 +27,8 @@ export class Planner {
   constructor(readonly systems = new TokenSystems()) {}
 
   /**
-   * The hints of `req`: `db` is its statements' pool (estimates are planned there), `lookups` the
-   * pool of statements planned once (the bounded counts run there).
+   * The hints of `req`: `db` is its statements' pool (estimates are planned there), `lookups` where
+   * the bounded counts run (by default the same).
    */
   async plan(db: Sql, req: SearchRequest, lookups: Sql = db): Promise<PlanHints> {
     return this.decide(db, req, lookups, await this.systemsOf(db, req));

@@ -4,7 +4,7 @@ import { badRequest, notSupported } from '../outcome.ts';
 import type { Condition, ParseContext, PlanHints, TokenValue } from '../search-request.ts';
 import { join, sql, type Statement } from '../statement.ts';
 import { copyText } from './copy.ts';
-import { describe, isObject, optionalString, subPath, type Fail, type SearchType } from './search-type.ts';
+import { describe, isObject, subPath, type Fail, type SearchType } from './search-type.ts';
 
 /**
  * Token: `code`, `system|code`, `|code` (no system) or `system|`, `:not`. Indexed from booleans,
@@ -64,6 +64,31 @@ function valuesMatch(hints: PlanHints, values: TokenValue[]): Statement {
   return parts.length === 1 ? parts[0] : sql`(${join(parts, 'or')})`;
 }
 
+/** The tokens of a boolean, code, Coding, CodeableConcept or Identifier; `at`: where in the element value. */
+function tokens(param: BoundParam, v: unknown, at: string | undefined, emit: (row: TokenRow) => void, fail: Fail): void {
+  if (typeof v === 'boolean') return emit({ param: param.id, system: null, code: String(v) });
+  if (typeof v === 'string') return emit({ param: param.id, system: null, code: v });
+  if (!isObject(v)) return fail(`must be a code, Coding, CodeableConcept or Identifier, found ${describe(v)}`, at);
+  if ('coding' in v) {
+    const codings = v.coding;
+    if (codings === undefined || codings === null) return;
+    if (!Array.isArray(codings)) return fail(`must be an array, found ${describe(codings)}`, subPath(at, 'coding'));
+    for (let i = 0; i < codings.length; i++) if (codings[i] !== null) tokens(param, codings[i], subPath(at, `coding[${i}]`), emit, fail);
+    return;
+  }
+  const system = stringAt(v, 'system', at, fail) ?? null;
+  const code = 'code' in v ? stringAt(v, 'code', at, fail) : stringAt(v, 'value', at, fail);
+  if (code !== undefined && code !== '') emit({ param: param.id, system, code });
+}
+
+/** An optional string property; `fail` names it, below `at`, when it is something else. */
+function stringAt(o: Record<string, unknown>, key: string, at: string | undefined, fail: Fail): string | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') fail(`must be a string, found ${describe(v)}`, subPath(at, key));
+  return v as string;
+}
+
 export const token: SearchType<TokenCondition, TokenRow> = {
   table: { name: 'token_idx', alias: 't' },
 
@@ -83,23 +108,7 @@ export const token: SearchType<TokenCondition, TokenRow> = {
   rowsOf: {
     index(param, value, emit, fail) {
       if (param.boolean && typeof value !== 'boolean') fail(`must be a boolean, found ${describe(value)}`);
-      const tokens = (v: unknown, at: string | undefined, failAt: Fail): void => {
-        if (typeof v === 'boolean') return emit({ param: param.id, system: null, code: String(v) });
-        if (typeof v === 'string') return emit({ param: param.id, system: null, code: v });
-        if (!isObject(v)) return failAt(`must be a code, Coding, CodeableConcept or Identifier, found ${describe(v)}`, at);
-        if ('coding' in v) {
-          const codings = v.coding;
-          if (codings === undefined || codings === null) return;
-          if (!Array.isArray(codings)) return failAt(`must be an array, found ${describe(codings)}`, subPath(at, 'coding'));
-          for (let i = 0; i < codings.length; i++) if (codings[i] !== null) tokens(codings[i], subPath(at, `coding[${i}]`), failAt);
-          return;
-        }
-        const within: Fail = (message, key) => failAt(message, subPath(at, key));
-        const system = optionalString(v, 'system', within) ?? null;
-        const code = 'code' in v ? optionalString(v, 'code', within) : optionalString(v, 'value', within);
-        if (code !== undefined && code !== '') emit({ param: param.id, system, code });
-      };
-      tokens(value, undefined, fail);
+      tokens(param, value, undefined, emit, fail);
     },
 
     same: (a, b) => a.code === b.code && a.system === b.system,
