@@ -73,6 +73,12 @@ export class Executor {
     return isLookup(req) ? search() : this.pageLane.run(search);
   }
 
+  /** The stored resources of each type, as the planner's statistics estimate them (GET /). */
+  async typeEstimates(types: readonly string[]): Promise<Record<string, number>> {
+    const rows = await withDeadline(Promise.all(types.map((t) => this.planner.typeRows(this.pools.generic, t))), this.o.deadlineMs);
+    return Object.fromEntries(types.map((t, i) => [t, rows[i]]));
+  }
+
   /** The read interaction: the stored JSON text of one resource, or undefined. */
   read(type: string, id: string): Promise<string | undefined> {
     return withDeadline(readResource(this.pools.sql, type, id), this.o.deadlineMs);
