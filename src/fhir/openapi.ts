@@ -60,16 +60,25 @@ export function modifiersOf(param: BoundParam): string[] {
   return [...own, 'missing'];
 }
 
+/**
+ * An optional parameter's example, offered in a list whose first choice is no value: Swagger UI
+ * fills every parameter with its `example` on "Try it out", and a search with all of them at once
+ * finds nothing.
+ */
+function offered(value: unknown, summary = 'a value of the demo data'): Json {
+  return value === undefined ? {} : { examples: { none: { summary: 'no value', value: '' }, demo: { summary, value } } };
+}
+
 /** The result parameters every search takes, beyond those the CapabilityStatement lists. */
 function resultParameters(o: OpenApiOptions): Record<string, Json> {
   return {
     _count: {
       name: '_count', in: 'query', description: `Result parameter: matches per page (default ${o.defaultCount}; larger values than ${o.maxCount} are clamped, with a warning entry). 0 gives the total alone.`,
-      schema: { type: 'integer', minimum: 0 }, example: 10,
+      schema: { type: 'integer', minimum: 0 }, ...offered(10, 'an example'),
     },
     _elements: {
       name: '_elements', in: 'query', description: 'Result parameter: the top-level elements to return, comma-separated; the resources are tagged SUBSETTED.',
-      schema: { type: 'string' }, example: 'name,identifier',
+      schema: { type: 'string' }, ...offered('name,identifier', 'an example'),
     },
     _summary: {
       name: '_summary', in: 'query', description: 'Result parameter: true (summary elements), text, data, count (the total alone) or false.',
@@ -112,7 +121,7 @@ function specialParameter(sp: CsParam, registry: Registry, version: Version, typ
       return {
         name: sp.name, in: 'query', description: sp.documentation, style: 'form', explode: true,
         schema: { type: 'object', additionalProperties: { type: 'string' } },
-        ...(example ? { example } : {}),
+        ...offered(example),
         'x-fhir-type': sp.type,
       };
     }
@@ -137,7 +146,7 @@ function searchParameter(sp: CsParam, param: BoundParam, prefix: string | undefi
       `**${sp.type}**. ${alias ? `Deprecated alias of ${param.code}${prefix ? `=${prefix}…` : ''}. ` : ''}${sp.documentation}` +
       ` Modifiers: ${modifiers.map((m) => `:${m}`).join(', ')}. A comma is OR, a repeated parameter is AND.`,
     schema: { type: 'string' },
-    ...(example !== undefined ? { example } : {}),
+    ...offered(example),
     ...(alias ? { deprecated: true } : {}),
     'x-fhir-type': sp.type,
     'x-fhir-modifiers': modifiers,
@@ -233,7 +242,7 @@ export function openApiDocument(registry: Registry, version: Version, o: OpenApi
       title: cs.title,
       version: o.softwareVersion,
       description:
-        `${cs.description}\n\nGenerated from the server's search parameter registry, like its CapabilityStatement ([metadata](metadata)). ` +
+        `${cs.description}\n\nGenerated from the server's search parameter registry, like its CapabilityStatement (GET metadata). ` +
         'Authorize once with your SERVICE-API-KEY, then try a search.',
     },
     tags: [...VERSION_TYPES[version].map((t) => ({ name: t })), { name: 'Server' }],

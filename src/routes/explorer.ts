@@ -47,7 +47,7 @@ function docsCsp(publicBaseUrl: string | undefined): string {
   return `default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'${origin}; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`;
 }
 
-const HOME_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+const HOME_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -81,7 +81,7 @@ function homeHtml(h: Home): string {
     : '<tr><td colspan="2">unavailable: the database does not answer just now</td></tr>';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${NAME} ${escapeHtml(h.version)}</title>
+<title>${NAME} ${escapeHtml(h.version)}</title><link rel="icon" href="data:,">
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border-bottom:1px solid #ddd;padding:.3rem .8rem;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums}code{background:#f3f3f3;padding:0 .2rem}a{color:#0b57d0}</style></head>
@@ -90,7 +90,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}code{background:#f3f3f3;
 <p>A read-only FHIR R4 search API over the French health directory: Practitioner, Organization and PractitionerRole.</p>
 ${h.links.docs ? `<p><strong>${a(h.links.docs, 'Interactive API docs')}</strong>: choose v2 or v1, authorize with your key, run a search.</p>` : ''}
 <h2>FHIR bases</h2>
-<table><tr><th>version</th><th>base</th><th>types</th><th>description</th></tr>
+<table><tr><th>version</th><th>base</th><th>types</th><th>documents</th></tr>
 ${rows}
 </table>
 <h2>API key</h2>
