@@ -177,6 +177,12 @@ t.test('GET /: the server, its bases and links, and the stored resources from th
   t.notMatch(hostile.body, '<script>', 'a Host header is escaped');
 });
 
+t.test('GET / on an empty database: no resources, not the guesses of a table never analyzed', async (t) => {
+  const { app: empty } = await testApp(t, { env: { API_KEYS: API_KEY } });
+  const home = (await empty.inject({ method: 'GET', url: '/', headers: { accept: 'application/json' } })).json() as { resources: Record<string, number> };
+  t.same(home.resources, { Practitioner: 0, Organization: 0, PractitionerRole: 0, Device: 0, HealthcareService: 0 });
+});
+
 t.test('/docs and its assets are open HTML and scripts; the API keeps requiring the key', async (t) => {
   const page = await get('/docs', { accept: 'text/html' });
   t.equal(page.statusCode, 200);
