@@ -11,6 +11,7 @@ import t from 'tap';
 import { ERROR_STATUSES } from '../src/fhir/openapi.ts';
 import { registry, VERSION_TYPES, VERSIONS, type ResourceType, type Version } from '../src/registry/index.ts';
 import { FIXTURES, testApp } from './helpers/app.ts';
+import { poolsOn } from './helpers/db.ts';
 import { API_KEY } from './helpers/search.ts';
 
 const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY }, paths: [path.join(FIXTURES, 'directory')] });
@@ -181,6 +182,14 @@ t.test('GET / on an empty database: no resources, not the guesses of a table nev
   const { app: empty } = await testApp(t, { env: { API_KEYS: API_KEY } });
   const home = (await empty.inject({ method: 'GET', url: '/', headers: { accept: 'application/json' } })).json() as { resources: Record<string, number> };
   t.same(home.resources, { Practitioner: 0, Organization: 0, PractitionerRole: 0, Device: 0, HealthcareService: 0 });
+});
+
+t.test('GET / while the database is away: the page, without the resources', async (t) => {
+  // A port nothing listens on: every connection is refused at once.
+  const { app: away } = await testApp(t, { db: poolsOn(t, 'postgres://postgres@127.0.0.1:1/none') });
+  const res = await away.inject({ method: 'GET', url: '/', headers: { accept: 'application/json' } });
+  t.same({ status: res.statusCode, resources: (res.json() as { resources: unknown }).resources }, { status: 200, resources: null });
+  t.match((await away.inject({ method: 'GET', url: '/' })).body, 'unavailable: the database does not answer just now');
 });
 
 t.test('/docs and its assets are open HTML and scripts; the API keeps requiring the key', async (t) => {
