@@ -2,7 +2,7 @@
  * The API explorer in a real browser: the system's Chromium (Debian's `chromium`, which .ci/run
  * installs) driven by playwright-core. /docs loads with no console error and no request to another
  * host; the key entered once in Authorize is sent, a Practitioner search by family answers 200 with
- * matches, without the key 401; v1 can be chosen; / shows the server and its resources.
+ * matches, v1 chosen answers with the same key, logged out 401; / shows the server and its resources.
  * Without a browser the file is skipped with one line. EXPLORER_SCREENSHOTS=1 also writes
  * docs/explorer-docs.png and docs/explorer-home.png (the README shows the first).
  */
@@ -56,7 +56,7 @@ if (!CHROMIUM) {
     await page.locator('.dialog-ux .modal-ux-header .close-modal').click();
   };
 
-  t.test('/docs: Swagger UI from the server only; the key entered once; a search by family, then without the key', async (t) => {
+  t.test('/docs: Swagger UI from the server only; the key entered once; a search by family, v1, then without the key', async (t) => {
     await page.goto(`${origin}/docs`);
     const op = '#operations-Practitioner-searchPractitioner';
     await page.locator(op).waitFor();
@@ -86,15 +86,22 @@ if (!CHROMIUM) {
       await page.screenshot({ path: path.join(ROOT, 'docs', 'explorer-docs.png') });
     }
 
-    await authorize(() => page.locator('.auth-btn-wrapper button', { hasText: 'Logout' }).click());
-    const refused = await execute(op);
-    t.equal(refused.status, '401', 'without the key: 401');
-    t.match(refused.body, /"resourceType": "OperationOutcome"/);
-
     await page.locator('.topbar select').selectOption({ label: 'v1 (deprecated)' });
-    await page.locator('#operations-Organization-searchOrganization').waitFor();
+    const v1 = '#operations-Organization-searchOrganization';
+    await page.locator(v1).waitFor();
     t.match(await page.locator('.information-container .title').innerText(), /v1 \(deprecated\)/, 'v1 chosen');
-    t.equal(await page.locator('#operations-Practitioner-searchPractitioner').count(), 0, 'v1 serves Organization only');
+    t.equal(await page.locator(op).count(), 0, 'v1 serves Organization only');
+    await page.locator(`${v1} .opblock-summary`).click();
+    await page.locator(`${v1} button.try-out__btn`).click();
+    await page.locator(`${v1} tr[data-param-name="name"] input`).fill('hopital');
+    const organizations = await execute(v1);
+    t.equal(organizations.status, '200', 'a v1 search with the key entered once, in v2');
+    t.match(organizations.body, /"resourceType": "Bundle"/);
+
+    await authorize(() => page.locator('.auth-btn-wrapper button', { hasText: 'Logout' }).click());
+    const refused = await execute(v1);
+    t.equal(refused.status, '401', 'logged out: 401');
+    t.match(refused.body, /"resourceType": "OperationOutcome"/);
     t.same(outside, [], 'no request to another host');
     t.same(errors.filter((e) => !/401 \(Unauthorized\)/.test(e)), [], 'no console error (but the refused search)');
   });
