@@ -1,5 +1,7 @@
 import formbody from '@fastify/formbody';
 import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { KeyStore } from './auth/keys.ts';
 import type { Config } from './config.ts';
@@ -7,6 +9,7 @@ import { probePools, SILENCE_MARGIN_MS, type PoolState, type Pools, type Sql } f
 import { classifyDbError, RETRY_AFTER_SECONDS } from './db-errors.ts';
 import { FhirError, outcome, type IssueType } from './fhir/outcome.ts';
 import type { Registry } from './registry/index.ts';
+import { explorerRoutes } from './routes/explorer.ts';
 import { fhirRoutes, FHIR_JSON } from './routes/fhir.ts';
 import { clientErrorHandler, frameworkErrors, security } from './routes/security.ts';
 import { Executor } from './store/executor.ts';
@@ -26,7 +29,12 @@ export interface AppDeps {
   keys: KeyStore;
   softwareVersion: string;
   startedAt: string;
+  /** the demo data the OpenAPI examples are read from (src/routes/explorer.ts). */
+  demoDir: string;
 }
+
+/** fixtures/directory: this file and the bundle (dist/server.js) are both one level deep. */
+const DEMO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'directory');
 
 /**
  * Heavy searches one server process runs at once (and the connections of its heavy pool):
@@ -44,6 +52,7 @@ export function makeDeps(config: Config, db: Pools, registry: Registry, software
     keys: new KeyStore(db.sql),
     softwareVersion,
     startedAt: new Date().toISOString().slice(0, 10),
+    demoDir: DEMO_DIR,
     executor: new Executor({
       pools: { sql: db.sql, generic: db.generic, heavy: db.heavy, count: db.count },
       cursorSecret: config.cursorSecret,
@@ -119,5 +128,7 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
   });
 
   await app.register(async (scope) => fhirRoutes(scope, deps));
+  // The OpenAPI documents, /docs and the home page (src/routes/explorer.ts).
+  await app.register(async (scope) => explorerRoutes(scope, deps));
   return app;
 }

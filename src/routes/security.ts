@@ -24,12 +24,17 @@ export const API_KEY_HEADER = 'service-api-key';
 const REALM = 'annuaire-fhir';
 
 /** Endpoints that need no key. Anything else (any path, any method) needs one. */
-export const OPEN_PATHS: ReadonlySet<string> = new Set(['/health', '/ready']);
-export const METADATA_PATHS: ReadonlySet<string> = new Set(['/fhir/v1/metadata', '/fhir/v2/metadata']);
+export const OPEN_PATHS: ReadonlySet<string> = new Set(['/health', '/ready', '/']);
+/** What the server offers: open like the CapabilityStatement (closed with METADATA_REQUIRES_KEY). */
+export const METADATA_PATHS: ReadonlySet<string> = new Set(['/fhir/v1/metadata', '/fhir/v2/metadata', '/fhir/v1/openapi.json', '/fhir/v2/openapi.json']);
+/** The interactive docs and their assets (src/routes/explorer.ts), open while DOCS_ENABLED. */
+export const DOCS_PREFIX = '/docs';
 
-export function isOpen(method: string, path: string, config: Pick<Config, 'metadataRequiresKey'>): boolean {
+export function isOpen(method: string, path: string, config: Pick<Config, 'metadataRequiresKey' | 'docsEnabled'>): boolean {
   if (OPEN_PATHS.has(path)) return true;
-  return (method === 'GET' || method === 'HEAD') && !config.metadataRequiresKey && METADATA_PATHS.has(path);
+  if (method !== 'GET' && method !== 'HEAD') return false;
+  if (config.docsEnabled && (path === DOCS_PREFIX || path.startsWith(`${DOCS_PREFIX}/`))) return true;
+  return !config.metadataRequiresKey && METADATA_PATHS.has(path);
 }
 
 const pathOf = (url: string) => {

@@ -4,6 +4,7 @@ import { CursorCodec, type CursorState } from '../fhir/cursor.ts';
 import { FhirError } from '../fhir/outcome.ts';
 import type { PlanHints, SearchRequest } from '../fhir/search-request.ts';
 import { hasPhase2, sortedPageQuery } from '../fhir/sort.ts';
+import { sql } from '../fhir/statement.ts';
 import { concatEntries, Entries, fetchEntries, fetchPage } from './entries.ts';
 import { Lane } from './lane.ts';
 import { Planner } from './planner.ts';
@@ -71,6 +72,20 @@ export class Executor {
     const search = () => withDeadline(this.run(req, base), this.o.deadlineMs);
     if (heavySearch(req)) return this.lane.run(search);
     return isLookup(req) ? search() : this.pageLane.run(search);
+  }
+
+  /**
+   * The stored resources of each type, as the planner's statistics estimate them (GET /). An empty
+   * table is said to be empty: never analyzed, PostgreSQL would guess a few rows of each.
+   */
+  async typeEstimates(types: readonly string[]): Promise<Record<string, number>> {
+    const db = this.pools.generic;
+    const estimate = async () => {
+      const [{ any }] = await run<{ any: boolean }[]>(db, sql`select exists (select 1 from resource) as any`);
+      return Promise.all(types.map((t) => (any ? this.planner.typeRows(db, t) : 0)));
+    };
+    const rows = await withDeadline(estimate(), this.o.deadlineMs);
+    return Object.fromEntries(types.map((t, i) => [t, rows[i]]));
   }
 
   /** The read interaction: the stored JSON text of one resource, or undefined. */

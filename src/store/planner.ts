@@ -141,9 +141,14 @@ export class Planner {
 
   /** Rows of a sort key's index (for `_id`, the resources of the type). */
   private keyRows(db: Sql, param: BoundParam, type: string): Promise<number> {
-    if (param.column === 'id') return this.estimate(db, `type/${type}`, sql`select 1 from resource r where r.type = ${type}`);
+    if (param.column === 'id') return this.typeRows(db, type);
     if (param.type === 'date') return this.estimate(db, `date/${param.id}`, sql`select 1 from date_idx d where d.param = ${param.id}`);
     return this.stringRows(db, param.id);
+  }
+
+  /** The resources of a type, as PostgreSQL's statistics estimate them (no count: GET / shows it). */
+  typeRows(db: Sql, type: string): Promise<number> {
+    return this.estimate(db, `type/${type}`, sql`select 1 from resource r where r.type = ${type}`);
   }
 
   private stringRows(db: Sql, param: number): Promise<number> {
