@@ -148,6 +148,11 @@ export interface KeyStoreOptions {
   /** an unknown key reloads the keys (a key created a moment ago) at most this often. */
   missRefreshMs?: number;
   now?: () => number;
+  /**
+   * where the keys are read from (default: the store's pool): with replicas, a hot standby, the
+   * others and the primary after it (src/store/replicas.ts ReplicaSet.run).
+   */
+  read?: <T>(work: (sql: Sql) => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -183,6 +188,7 @@ export class KeyStore {
   readonly ttlMs: number;
   readonly missRefreshMs: number;
   private readonly now: () => number;
+  private readonly read: <T>(work: (sql: Sql) => Promise<T>) => Promise<T>;
 
   constructor(
     private readonly sql: Sql,
@@ -191,6 +197,7 @@ export class KeyStore {
     this.ttlMs = opts.ttlMs ?? 30_000;
     this.missRefreshMs = opts.missRefreshMs ?? 1_000;
     this.now = opts.now ?? Date.now;
+    this.read = opts.read ?? ((work) => work(this.sql));
   }
 
   /**
@@ -270,8 +277,8 @@ export class KeyStore {
     const generation = this.generation;
     const startedAt = this.now();
     this.lastAttemptAt = startedAt;
-    const rows = await this.sql<{ name: string; key_hash: Buffer; rate_limit: number | null }[]>`
-      select name, key_hash, rate_limit from api_key where revoked_at is null`;
+    const rows = await this.read((sql) => sql<{ name: string; key_hash: Buffer; rate_limit: number | null }[]>`
+      select name, key_hash, rate_limit from api_key where revoked_at is null`);
     if (generation !== this.generation) return; // invalidated meanwhile: a newer load will replace it
     const map = new Map<string, Entry[]>();
     for (const r of rows) {
