@@ -1,7 +1,9 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -12,7 +14,7 @@ import { loadFiles } from '../src/load/loader.ts';
 import { expandPaths } from '../src/load/sources.ts';
 import { registry } from '../src/registry/index.ts';
 import { formatLsn, parseLsn, ReplicaSet, type DatabaseStatus } from '../src/store/replicas.ts';
-import { FIXTURES } from './helpers/app.ts';
+import { FIXTURES, ROOT } from './helpers/app.ts';
 import { poolsOn } from './helpers/db.ts';
 import { redisAnswers } from './helpers/redis.ts';
 import { replayed, replicatedPair, type PgNode } from './helpers/replication.ts';
@@ -112,6 +114,15 @@ async function pageAll(first: string, between: (page: number) => Promise<void> =
   return { ids, failures };
 }
 
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
 async function until(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
   for (let i = 0; i < 600; i++) {
     if (await check()) return;
@@ -209,6 +220,42 @@ t.test('searches on a hot standby', async (t) => {
     t.same([...ids].sort(), now, 'the next pages read where the first was: nothing skipped');
     const first = await get(`${behind.base}/fhir/v2/Practitioner?family=Fresh`);
     t.equal((JSON.parse(first.body) as Bundle).total ?? 0, 0, 'while a first page on the paused standby does not see them yet');
+  });
+
+  t.test('npm start with DATABASE_READ_URL: the standby, then the primary stopped while a client pages', async (t) => {
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
+    const env = { DATABASE_URL: primary.url, DATABASE_READ_URL: standby.url, API_KEYS: KEY, RATE_LIMIT: '0', REDIS_URL: '', WORKERS: '1' };
+    const refused = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'server.js')], { env: { ...process.env, ...env, CURSOR_SECRET: '' }, encoding: 'utf8', timeout: 30_000 });
+    t.equal(refused.status, 1, 'refused without CURSOR_SECRET');
+    t.match(refused.stderr, /DATABASE_READ_URL is set but CURSOR_SECRET is not/);
+
+    const port = await freePort();
+    const server = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
+      env: { ...process.env, ...env, CURSOR_SECRET: SECRET, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    server.stdout.on('data', (c) => (output += c));
+    server.stderr.on('data', (c) => (output += c));
+    t.teardown(() => void (server.exitCode === null && server.kill('SIGKILL')));
+    await until('the server ready', () => /FHIR server ready/.test(output) || server.exitCode !== null);
+    const base = `http://127.0.0.1:${port}`;
+    const replicaState = async () => ((JSON.parse((await get(`${base}/ready`)).body) as { databases: DatabaseStatus[] }).databases[1].state);
+    await replayed(primary, standby);
+    const now = await expected();
+    const { ids, failures } = await pageAll(`${base}/fhir/v2/Practitioner`, async (page) => {
+      if (page === 1) await standby.stop();
+      if (page === 2) {
+        await standby.start();
+        await until('the standby back in rotation', async () => (await replicaState()) === 'up');
+      }
+      if (page === 3) await primary.stop();
+    });
+    t.same(failures, [], 'no failed request', { output: output.slice(-3000) });
+    t.same([...ids].sort(), now, 'every match once');
+    t.match(output, /"replica 127\.0\.0\.1:\d+\/postgres: up[" ]/, 'each database\'s state at start-up in the log');
+    await primary.start();
+    server.kill('SIGTERM');
   });
 
   t.test('two instances share a key\'s rate limit through Redis', { skip: redisUp ? false : 'no Redis answering on 127.0.0.1:6379: the shared rate limit is not tested' }, async (t) => {

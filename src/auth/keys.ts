@@ -150,7 +150,8 @@ export interface KeyStoreOptions {
   now?: () => number;
   /**
    * where the keys are read from (default: the store's pool): with replicas, a hot standby, the
-   * others and the primary after it (src/store/replicas.ts ReplicaSet.run).
+   * others and the primary after it (src/store/replicas.ts ReplicaSet.run). The reload an unknown
+   * key makes reads the store's pool (the primary): a key created a moment ago works at once.
    */
   read?: <T>(work: (sql: Sql) => Promise<T>) => Promise<T>;
 }
@@ -219,7 +220,7 @@ export class KeyStore {
     let hit = this.find(digest);
     if (!hit && this.now() - this.lastAttemptAt >= this.missRefreshMs) {
       try {
-        await this.refresh();
+        await this.refresh(true);
         hit = this.find(digest);
       } catch {
         // the copy is still within its TTL: an unknown key stays unknown
@@ -263,9 +264,10 @@ export class KeyStore {
     return found;
   }
 
-  private refresh(): Promise<void> {
+  /** Reloads the copy (joins a reload in progress); `latest`: from the store's own pool, not `read`. */
+  private refresh(latest = false): Promise<void> {
     if (!this.loading) {
-      const p = this.load().finally(() => {
+      const p = this.load(latest).finally(() => {
         if (this.loading === p) this.loading = undefined;
       });
       this.loading = p;
@@ -273,12 +275,13 @@ export class KeyStore {
     return this.loading;
   }
 
-  private async load(): Promise<void> {
+  private async load(latest: boolean): Promise<void> {
     const generation = this.generation;
     const startedAt = this.now();
     this.lastAttemptAt = startedAt;
-    const rows = await this.read((sql) => sql<{ name: string; key_hash: Buffer; rate_limit: number | null }[]>`
-      select name, key_hash, rate_limit from api_key where revoked_at is null`);
+    const active = (sql: Sql) => sql<{ name: string; key_hash: Buffer; rate_limit: number | null }[]>`
+      select name, key_hash, rate_limit from api_key where revoked_at is null`;
+    const rows = await (latest ? active(this.sql) : this.read(active));
     if (generation !== this.generation) return; // invalidated meanwhile: a newer load will replace it
     const map = new Map<string, Entry[]>();
     for (const r of rows) {

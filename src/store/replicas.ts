@@ -74,6 +74,12 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Transient failures of one statement, not of its database: a query cancelled by a conflict with
+ * recovery (40001 on a standby), a deadlock. The read moves on; the replica stays in rotation.
+ */
+const STATEMENT_ONLY = new Set(['40001', '40P01']);
+
 const reasonOf = (err: unknown) => {
   const e = err as { code?: string; message?: string };
   return e?.code ?? e?.message ?? 'error';
@@ -225,7 +231,8 @@ export class ReplicaSet {
 
   /**
    * Runs a read on the first database of `candidates` that answers: a failure to reach a database
-   * (db-errors.ts 'transient') takes that replica out of rotation and the read goes to the next;
+   * (db-errors.ts 'transient') takes that replica out of rotation (STATEMENT_ONLY: not) and the
+   * read goes to the next;
    * any other error is the read's own. Reads are idempotent, so trying again is safe.
    */
   async run<T>(work: (pools: Pools) => Promise<T>, minLsn?: bigint): Promise<T> {
@@ -237,7 +244,7 @@ export class ReplicaSet {
         if (classifyDbError(err) !== 'transient') throw err;
         last = err;
         const m = this.members.find((x) => x.pools === pools);
-        if (m) this.set(m, 'down', reasonOf(err));
+        if (m && !STATEMENT_ONLY.has(reasonOf(err))) this.set(m, 'down', reasonOf(err));
       }
     }
     throw last;
