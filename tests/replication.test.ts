@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -17,7 +16,7 @@ import { formatLsn, parseLsn, ReplicaSet, type DatabaseStatus } from '../src/sto
 import { FIXTURES, ROOT } from './helpers/app.ts';
 import { poolsOn } from './helpers/db.ts';
 import { redisAnswers } from './helpers/redis.ts';
-import { replayed, replicatedPair, type PgNode } from './helpers/replication.ts';
+import { freePort, replayed, replicatedPair, type PgNode } from './helpers/replication.ts';
 
 /**
  * Searches on a real hot standby (DATABASE_READ_URL): a primary and a standby streaming from it,
@@ -112,15 +111,6 @@ async function pageAll(first: string, between: (page: number) => Promise<void> =
     url = next && rebase ? rebase(next) : next;
   }
   return { ids, failures };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function until(what: string, check: () => Promise<boolean> | boolean): Promise<void> {

