@@ -68,7 +68,7 @@ const SAMPLES_KEPT = 600;
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'CONNECT_TIMEOUT' })), ms);
+    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'timeout' })), ms);
   });
   work.catch(() => {});
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
