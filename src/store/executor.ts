@@ -86,7 +86,7 @@ export class Executor {
   }
 
   /** A search on the primary, or on the replicas: a next page on one that has replayed its cursor's position. */
-  private routed(req: SearchRequest, base: string): Promise<SearchResult> {
+  private async routed(req: SearchRequest, base: string): Promise<SearchResult> {
     const state = req.cursor ? this.cursors.decode(req, req.cursor) : undefined;
     if (!this.replicas) return this.run(req, base, this.pools, state);
     return this.replicas.run((pools) => this.run(req, base, pools, state), state?.lsn === undefined ? undefined : parseLsn(state.lsn));
