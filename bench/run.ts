@@ -32,6 +32,7 @@ import { runLoadJob } from './load-child.ts';
 import { explainPage, floorExecutor, prepareOps, type FloorOp } from './floor.ts';
 import { CHART, evaluateTargets, renderChart, renderMarkdown, renderPerformance, type BenchResult, type ClassResult, type LoadFigures } from './report.ts';
 import { deepWalk, fetchPaths, nextPages, sortedDeep } from './walk.ts';
+import { replicaScenario } from './replica.ts';
 
 const USAGE = `usage: npm run bench -- [options]
 
@@ -48,6 +49,8 @@ const USAGE = `usage: npm run bench -- [options]
   --incremental <fraction>    share of the dataset loaded incrementally, default 0.1 (0 = skip)
   --sample <n>                resources sampled per type to draw query values from, default 2000
   --out <dir>                 report folder, default bench/results
+  --replica                   the replica scenario instead (bench/replica.ts): searches at c=16 on a hot
+                              standby while --incremental is loaded on its primary; replica-scale-<s>.md
   -h, --help`;
 
 const CONCURRENCY = [1, 16];
@@ -85,6 +88,7 @@ interface Options {
   sample: number;
   out: string;
   argv: string;
+  replica: boolean;
 }
 
 function parseOptions(argv: string[]): Options | undefined {
@@ -103,6 +107,7 @@ function parseOptions(argv: string[]): Options | undefined {
       incremental: { type: 'string' },
       sample: { type: 'string', default: '2000' },
       out: { type: 'string', default: DEFAULT_OUT },
+      replica: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -135,6 +140,7 @@ function parseOptions(argv: string[]): Options | undefined {
     sample: num('sample', values.sample!, (n) => Number.isInteger(n) && n >= 10),
     out: values.out!,
     argv: argv.join(' '),
+    replica: values.replica!,
   };
 }
 
@@ -201,6 +207,10 @@ async function main(): Promise<number> {
   if (!opts) {
     console.log(USAGE);
     return 0;
+  }
+  if (opts.replica) {
+    const headers = { 'service-api-key': BENCH_KEY, accept: 'application/fhir+json' };
+    return replicaScenario({ ...opts, headers, apiKey: BENCH_KEY, cursorSecret: CURSOR_SECRET });
   }
   const started = new Date();
   const commit = gitCommit();

@@ -13,6 +13,7 @@ import { explorerRoutes } from './routes/explorer.ts';
 import { fhirRoutes, FHIR_JSON } from './routes/fhir.ts';
 import { clientErrorHandler, frameworkErrors, security } from './routes/security.ts';
 import { Executor } from './store/executor.ts';
+import type { ReplicaSet } from './store/replicas.ts';
 
 /**
  * The application as a plugin-built instance that never listens: server.ts owns the port, the
@@ -44,17 +45,19 @@ export function heavyWidth(config: Pick<Config, 'heavySearches' | 'workers'>): n
   return Math.max(1, Math.round((config.heavySearches || availableParallelism()) / (config.workers || availableParallelism())));
 }
 
-export function makeDeps(config: Config, db: Pools, registry: Registry, softwareVersion = '0.1.0'): AppDeps {
+/** `replicas`: hot standbys (DATABASE_READ_URL) that searches, reads and key checks run on. */
+export function makeDeps(config: Config, db: Pools, registry: Registry, softwareVersion = '0.1.0', replicas?: ReplicaSet): AppDeps {
   return {
     config,
     sql: db.sql,
     registry,
-    keys: new KeyStore(db.sql),
+    keys: new KeyStore(db.sql, replicas ? { read: (work) => replicas.run((pools) => work(pools.sql)) } : {}),
     softwareVersion,
     startedAt: new Date().toISOString().slice(0, 10),
     demoDir: DEMO_DIR,
     executor: new Executor({
       pools: { sql: db.sql, generic: db.generic, heavy: db.heavy, count: db.count },
+      replicas,
       cursorSecret: config.cursorSecret,
       includeCap: config.includeCap,
       totalBudgetMs: config.totalBudgetMs,
@@ -123,8 +126,11 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
     const pools: Record<string, PoolState> = await probePools(deps.executor.pools);
     if (pools.heavy === 'timeout' && deps.executor.lane.load.active > 0) pools.heavy = 'busy';
     const failed = Object.keys(pools).filter((name) => pools[name] !== 'ok' && pools[name] !== 'busy');
-    if (failed.length === 0) return { status: 'ready', pools };
-    return reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).send({ status: 'unavailable', failed, pools });
+    // With replicas, every database's state and lag; ready while one of them can answer a search.
+    const databases = deps.executor.replicas?.status();
+    const serving = failed.length === 0 || databases?.some((d) => d.role === 'replica' && d.state === 'up');
+    if (serving) return { status: 'ready', pools, ...(databases ? { databases } : {}) };
+    return reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).send({ status: 'unavailable', failed, pools, ...(databases ? { databases } : {}) });
   });
 
   await app.register(async (scope) => fhirRoutes(scope, deps));

@@ -32,6 +32,8 @@ export const ConfigSchema = Type.Object({
   loadDemoData: Type.Boolean(),
   corsOrigins: Type.Array(Type.String({ pattern: '^(\\*|https?://[^/?#]+)$' })),
   docsEnabled: Type.Boolean(),
+  databaseReadUrls: Type.Array(Type.String({ pattern: '^postgres(ql)?://' })),
+  maxReplicaLagS: Type.Integer({ minimum: 1 }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -63,6 +65,8 @@ export const ENV_VARS = {
   LOAD_DEMO_DATA: { key: 'loadDemoData', kind: 'bool', default: 'true', doc: 'load fixtures/ into an empty embedded database at start-up (never into a DATABASE_URL database)' },
   CORS_ORIGINS: { key: 'corsOrigins', kind: 'list', default: '*', doc: 'origins whose browser apps may call the API, comma-separated scheme://host[:port], or * for any (the key is a header, never a cookie: a browser gains nothing a script could not do)' },
   DOCS_ENABLED: { key: 'docsEnabled', kind: 'bool', default: 'true', doc: 'serve the interactive API docs at /docs (Swagger UI over the OpenAPI documents /fhir/v2/openapi.json and /fhir/v1/openapi.json, which are served either way)' },
+  DATABASE_READ_URL: { key: 'databaseReadUrls', kind: 'list', default: '', doc: 'comma-separated PostgreSQL URLs of hot standbys of DATABASE_URL: searches, reads and API-key checks run on them, the primary when none can answer; loads, keys and migrations stay on DATABASE_URL. Needs CURSOR_SECRET' },
+  MAX_REPLICA_LAG_S: { key: 'maxReplicaLagS', kind: 'int', default: '30', doc: 'seconds a replica may lag behind the primary before it is taken out of rotation (checked every second; it comes back once caught up)' },
 } as const;
 
 export class ConfigError extends Error {}
@@ -105,4 +109,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const cfg = out as Config;
   if (cfg.defaultCount > cfg.maxCount) throw new ConfigError(`DEFAULT_COUNT (${cfg.defaultCount}) must not exceed MAX_COUNT (${cfg.maxCount})`);
   return cfg;
+}
+
+/**
+ * Why `npm start` must not run with this configuration, if it can tell: replicas mean several
+ * instances behind a load balancer, whose next links need one CURSOR_SECRET (WORKERS of one
+ * instance share the one their primary makes: src/server.ts).
+ */
+export function scaleOutProblem(cfg: Pick<Config, 'databaseReadUrls' | 'cursorSecret' | 'databaseUrl'>): string | undefined {
+  if (cfg.databaseReadUrls.length === 0) return undefined;
+  if (!cfg.databaseUrl) return 'DATABASE_READ_URL needs DATABASE_URL, the primary the replicas follow (the embedded PostgreSQL has no replicas)';
+  if (!cfg.cursorSecret) {
+    return 'DATABASE_READ_URL is set but CURSOR_SECRET is not: every instance would sign its paging links with a random key of its own, and a next link answered by another instance would be refused. Set the same CURSOR_SECRET (≥ 16 characters) on every instance';
+  }
+  return undefined;
 }

@@ -8,13 +8,14 @@ import pino from 'pino';
 import { buildApp, heavyWidth, makeDeps } from './app.ts';
 import { ensureDevKey } from './auth/dev-key.ts';
 import { LOG_REDACT } from './auth/redact.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, scaleOutProblem } from './config.ts';
 import { connectUrl, endPools, openDatabase, splitPool } from './db.ts';
 import { finishInterruptedBulk } from './load/bulk.ts';
 import { LOADER_CONNECTIONS, loadFiles } from './load/loader.ts';
 import { isClusterWorker, runPrimary } from './cluster.ts';
 import { expandPaths } from './load/sources.ts';
 import { registry } from './registry/index.ts';
+import { ReplicaSet } from './store/replicas.ts';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 
@@ -29,6 +30,11 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  const scaleOut = scaleOutProblem(config);
+  if (scaleOut) {
+    console.error(`configuration error: ${scaleOut}`);
+    process.exit(1);
+  }
   const log = pino({
     level: config.logLevel,
     redact: LOG_REDACT,
@@ -36,14 +42,13 @@ async function main(): Promise<void> {
   const workers = config.workers || availableParallelism();
   const primary = workers > 1 && cluster.isPrimary;
   log.info(config.databaseUrl ? 'connecting to DATABASE_URL' : `starting the embedded PostgreSQL in ${path.resolve(config.dataDir)}`);
+  const searchPools = { ...splitPool(config.dbPoolSize), heavyMax: heavyWidth(config), countTimeoutMs: config.totalBudgetMs || undefined };
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     persistent: true,
     // The primary of several workers only prepares the database.
-    ...(primary
-      ? { max: LOADER_CONNECTIONS, genericMax: 1 }
-      : { ...splitPool(config.dbPoolSize), heavyMax: heavyWidth(config), countTimeoutMs: config.totalBudgetMs || undefined }),
+    ...(primary ? { max: LOADER_CONNECTIONS, genericMax: 1 } : searchPools),
     statementTimeoutMs: config.statementTimeoutMs,
     log: (m) => log.debug({ postgres: m.trim() }),
   });
@@ -90,7 +95,17 @@ async function main(): Promise<void> {
     return;
   }
 
-  const deps = makeDeps(config, db, registry);
+  // Hot standbys: searches, reads and key checks on them, with pools of the same sizes.
+  let replicas: ReplicaSet | undefined;
+  if (config.databaseReadUrls.length > 0) {
+    replicas = ReplicaSet.connect({ url: db.url, pools: db }, config.databaseReadUrls, { ...searchPools, statementTimeoutMs: config.statementTimeoutMs }, {
+      maxLagS: config.maxReplicaLagS,
+      log: (m) => log.warn(m),
+    });
+    await replicas.start();
+    for (const d of replicas.status()) log.info(`${d.role} ${d.name}: ${d.state}${d.lagS ? ` (${d.lagS} s behind)` : ''}`);
+  }
+  const deps = makeDeps(config, db, registry, undefined, replicas);
   const app = await buildApp(deps, { loggerInstance: log });
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -101,6 +116,7 @@ async function main(): Promise<void> {
     force.unref();
     try {
       await app.close();
+      await replicas?.close();
       await db.close();
     } finally {
       process.exit(0);

@@ -17,6 +17,7 @@ import { loadConfig } from '../src/config.ts';
 import { registry } from '../src/registry/index.ts';
 import { FIXTURES, ROOT, testApp } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
+import { redisAnswers } from './helpers/redis.ts';
 
 const EXAMPLES = path.join(FIXTURES, 'ans-ig-examples');
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -251,19 +252,6 @@ t.test('rate limit per key: reached, recovered, per-key override', async (t) => 
   t.equal((await send(open, read, two)).statusCode, 429);
 });
 
-function redisAnswers(): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port: 6379 });
-    const done = (ok: boolean) => {
-      s.destroy();
-      resolve(ok);
-    };
-    s.setTimeout(500, () => done(false));
-    s.on('error', () => done(false));
-    s.on('connect', () => s.write('PING\r\n'));
-    s.on('data', (d) => done(d.toString().startsWith('+PONG')));
-  });
-}
 
 t.test('Redis-backed limit shared by two instances', { skip: redisUp ? false : 'no Redis answering on 127.0.0.1:6379: the shared rate limit is not tested' }, async (t) => {
   const env = { RATE_LIMIT: '4', REDIS_URL: 'redis://127.0.0.1:6379' };

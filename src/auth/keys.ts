@@ -148,6 +148,12 @@ export interface KeyStoreOptions {
   /** an unknown key reloads the keys (a key created a moment ago) at most this often. */
   missRefreshMs?: number;
   now?: () => number;
+  /**
+   * where the keys are read from (default: the store's pool): with replicas, a hot standby, the
+   * others and the primary after it (src/store/replicas.ts ReplicaSet.run). The reload an unknown
+   * key makes reads the store's pool (the primary): a key created a moment ago works at once.
+   */
+  read?: <T>(work: (sql: Sql) => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -183,6 +189,9 @@ export class KeyStore {
   readonly ttlMs: number;
   readonly missRefreshMs: number;
   private readonly now: () => number;
+  private readonly read: <T>(work: (sql: Sql) => Promise<T>) => Promise<T>;
+  /** keys read from replicas: a reload from them does not stand for the unknown key's reload from the primary. */
+  private readonly readsElsewhere: boolean;
 
   constructor(
     private readonly sql: Sql,
@@ -191,6 +200,8 @@ export class KeyStore {
     this.ttlMs = opts.ttlMs ?? 30_000;
     this.missRefreshMs = opts.missRefreshMs ?? 1_000;
     this.now = opts.now ?? Date.now;
+    this.read = opts.read ?? ((work) => work(this.sql));
+    this.readsElsewhere = opts.read !== undefined;
   }
 
   /**
@@ -212,7 +223,7 @@ export class KeyStore {
     let hit = this.find(digest);
     if (!hit && this.now() - this.lastAttemptAt >= this.missRefreshMs) {
       try {
-        await this.refresh();
+        await this.refresh(true);
         hit = this.find(digest);
       } catch {
         // the copy is still within its TTL: an unknown key stays unknown
@@ -256,9 +267,10 @@ export class KeyStore {
     return found;
   }
 
-  private refresh(): Promise<void> {
+  /** Reloads the copy (joins a reload in progress); `latest`: from the store's own pool, not `read`. */
+  private refresh(latest = false): Promise<void> {
     if (!this.loading) {
-      const p = this.load().finally(() => {
+      const p = this.load(latest).finally(() => {
         if (this.loading === p) this.loading = undefined;
       });
       this.loading = p;
@@ -266,12 +278,13 @@ export class KeyStore {
     return this.loading;
   }
 
-  private async load(): Promise<void> {
+  private async load(latest: boolean): Promise<void> {
     const generation = this.generation;
     const startedAt = this.now();
-    this.lastAttemptAt = startedAt;
-    const rows = await this.sql<{ name: string; key_hash: Buffer; rate_limit: number | null }[]>`
+    if (latest || !this.readsElsewhere) this.lastAttemptAt = startedAt;
+    const active = (sql: Sql) => sql<{ name: string; key_hash: Buffer; rate_limit: number | null }[]>`
       select name, key_hash, rate_limit from api_key where revoked_at is null`;
+    const rows = await (latest ? active(this.sql) : this.read(active));
     if (generation !== this.generation) return; // invalidated meanwhile: a newer load will replace it
     const map = new Map<string, Entry[]>();
     for (const r of rows) {

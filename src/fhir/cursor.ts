@@ -13,7 +13,14 @@ export interface CursorState {
   /** a sorted search: the last row's phase and keys (src/fhir/sort.ts). */
   sort?: { phase: 1 | 2; keys: string[] };
   total?: number;
+  /**
+   * with replicas (DATABASE_READ_URL): the WAL position the page was read at; the next page is read
+   * on a database that has replayed it, so that paging never goes back in time.
+   */
+  lsn?: string;
 }
+
+const LSN_RE = /^[0-9A-F]{1,8}\/[0-9A-F]{1,8}$/;
 
 /**
  * What a page's results depend on, whatever its spelling: the criteria as decoded, in any order, and
@@ -47,7 +54,7 @@ export class CursorCodec {
   }
 
   encode(req: SearchRequest, state: CursorState): string {
-    const payload = Buffer.from(JSON.stringify({ a: state.after, s: state.sort, t: state.total, h: searchDigest(req) })).toString('base64url');
+    const payload = Buffer.from(JSON.stringify({ a: state.after, s: state.sort, t: state.total, h: searchDigest(req), ...(state.lsn ? { l: state.lsn } : {}) })).toString('base64url');
     return `${payload}.${this.mac(payload).toString('base64url')}`;
   }
 
@@ -58,7 +65,7 @@ export class CursorCodec {
     const given = Buffer.from(sig, 'base64url');
     const want = this.mac(payload);
     if (given.length !== want.length || !timingSafeEqual(given, want)) throw invalid();
-    let data: { a?: unknown; s?: { phase?: unknown; keys?: unknown }; t?: unknown; h?: unknown };
+    let data: { a?: unknown; s?: { phase?: unknown; keys?: unknown }; t?: unknown; h?: unknown; l?: unknown };
     try {
       data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     } catch {
@@ -66,11 +73,13 @@ export class CursorCodec {
     }
     if (typeof data.a !== 'string' || !/^\d{1,19}$/.test(data.a) || data.h !== searchDigest(req)) throw invalid();
     const total = typeof data.t === 'number' ? data.t : undefined;
-    if (req.sort.length === 0) return { after: data.a, total };
+    if (data.l !== undefined && (typeof data.l !== 'string' || !LSN_RE.test(data.l))) throw invalid();
+    const lsn = data.l === undefined ? {} : { lsn: data.l as string };
+    if (req.sort.length === 0) return { after: data.a, total, ...lsn };
     // Signed with its search's digest, so its sort: the shape is checked all the same.
     const { phase, keys } = data.s ?? {};
     const width = phase === 1 ? req.sort.length : req.sort.length - 1;
     if ((phase !== 1 && phase !== 2) || !Array.isArray(keys) || keys.length !== width || !keys.every((k) => typeof k === 'string')) throw invalid();
-    return { after: data.a, sort: { phase, keys: keys as string[] }, total };
+    return { after: data.a, sort: { phase, keys: keys as string[] }, total, ...lsn };
   }
 }

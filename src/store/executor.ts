@@ -8,6 +8,7 @@ import { sql } from '../fhir/statement.ts';
 import { concatEntries, Entries, fetchEntries, fetchPage } from './entries.ts';
 import { Lane } from './lane.ts';
 import { Planner } from './planner.ts';
+import { formatLsn, parseLsn, type ReplicaSet } from './replicas.ts';
 import { readResource } from './read.ts';
 import { run } from './run.ts';
 
@@ -27,7 +28,10 @@ export interface SearchResult {
 }
 
 export interface ExecutorOptions {
+  /** the primary's pools (DATABASE_URL). */
   pools: Pools;
+  /** hot standbys (DATABASE_READ_URL): searches and reads run on them, the primary as a fallback. */
+  replicas?: ReplicaSet;
   /** HMAC key of paging cursors; the same on every instance (random when unset). */
   cursorSecret?: string;
   /** included resources per page at most. */
@@ -47,6 +51,7 @@ const isTimeout = (err: unknown) => (err as { code?: string })?.code === '57014'
 
 export class Executor {
   readonly pools: Pools;
+  readonly replicas?: ReplicaSet;
   readonly planner = new Planner();
   readonly cursors: CursorCodec;
   /** heavy searches (src/fhir/compile.ts heavySearch). */
@@ -56,6 +61,7 @@ export class Executor {
 
   constructor(private readonly o: ExecutorOptions) {
     this.pools = o.pools;
+    this.replicas = o.replicas;
     this.cursors = new CursorCodec(o.cursorSecret);
     this.lane = new Lane(o.heavyWidth);
     this.pageLane = new Lane(o.heavyWidth);
@@ -69,7 +75,7 @@ export class Executor {
    * instead of queueing behind a crowd of backends.
    */
   search(req: SearchRequest, base: string): Promise<SearchResult> {
-    const search = () => withDeadline(this.run(req, base), this.o.deadlineMs);
+    const search = () => withDeadline(this.routed(req, base), this.o.deadlineMs);
     if (heavySearch(req)) return this.lane.run(search);
     return isLookup(req) ? search() : this.pageLane.run(search);
   }
@@ -90,7 +96,15 @@ export class Executor {
 
   /** The read interaction: the stored JSON text of one resource, or undefined. */
   read(type: string, id: string): Promise<string | undefined> {
-    return withDeadline(readResource(this.pools.sql, type, id), this.o.deadlineMs);
+    const read = (pools: Pools) => readResource(pools.sql, type, id);
+    return withDeadline(this.replicas ? this.replicas.run(read) : read(this.pools), this.o.deadlineMs);
+  }
+
+  /** A search on the primary, or on the replicas: a next page on one that has replayed its cursor's position. */
+  private async routed(req: SearchRequest, base: string): Promise<SearchResult> {
+    const state = req.cursor ? this.cursors.decode(req, req.cursor) : undefined;
+    if (!this.replicas) return this.run(req, base, this.pools, state);
+    return this.replicas.run((pools) => this.run(req, base, pools, state), state?.lsn === undefined ? undefined : parseLsn(state.lsn));
   }
 
   /**
@@ -99,23 +113,30 @@ export class Executor {
    * on the pool planned once (its plan cannot depend on the values), which runs nothing else; the
    * others on the pool planned for their values.
    */
-  poolOf(req: SearchRequest): Sql {
-    if (heavySearch(req)) return this.pools.heavy;
-    return valueIndependent(req) && req.sort.length === 0 ? this.pools.generic : this.pools.sql;
+  poolOf(req: SearchRequest, pools: Pools = this.pools): Sql {
+    if (heavySearch(req)) return pools.heavy;
+    return valueIndependent(req) && req.sort.length === 0 ? pools.generic : pools.sql;
   }
 
-  /** A search's statements, in order, without the lane (the benchmark's SQL floor runs exactly this). */
-  async run(req: SearchRequest, base: string): Promise<SearchResult> {
-    const db = this.poolOf(req);
+  /**
+   * A search's statements, in order, on one database's `pools`, without the lane (the benchmark's
+   * SQL floor runs exactly this).
+   */
+  async run(
+    req: SearchRequest,
+    base: string,
+    pools: Pools = this.pools,
+    state: CursorState | undefined = req.cursor ? this.cursors.decode(req, req.cursor) : undefined,
+  ): Promise<SearchResult> {
+    const db = this.poolOf(req, pools);
     const warnings = [...req.warnings];
-    const state = req.cursor ? this.cursors.decode(req, req.cursor) : undefined;
     const systems = await this.planner.systemsOf(db, req);
     if (req.count === 0 || req.summary === 'count') {
       return { matches: Entries.none, includes: Entries.none, total: await countAll(db, systems, req), warnings };
     }
     // A first page's count runs beside the planning and the page, within its budget, on a pool of
     // its own; a lookup is never counted, its page holds its matches.
-    const counting = !state && req.total === undefined && !isLookup(req) ? this.countFirstPage(systems, req) : undefined;
+    const counting = !state && req.total === undefined && !isLookup(req) ? this.countFirstPage(pools.count, systems, req) : undefined;
     counting?.catch(() => {});
     // The planner's bounded counts run on the search's own pool: the generic one is the lookups'.
     const hints = await this.planner.decide(db, req, db, systems);
@@ -133,18 +154,26 @@ export class Executor {
       if (!state && !hasNext) total = page.count;
       else if (req.total === 'accurate') total = await countAll(db, hints, req);
       else if (req.total === 'estimate') total = await this.planner.estimateMatches(db, hints, req);
-      else if (!state) total = await (counting ?? this.countFirstPage(hints, req));
+      else if (!state) total = await (counting ?? this.countFirstPage(pools.count, hints, req));
     }
     let includes = Entries.none;
     if (keys) {
       // On the search's own pool, or the pool planned for its values beside a lookup's: the lookups'
       // connections run nothing that could keep them waiting.
       const statement = includeQuery(req, page, this.o.includeCap + 1);
-      if (statement) includes = await fetchEntries(db === this.pools.generic ? this.pools.sql : db, statement, { base, mode: 'include', shown: this.o.includeCap, keys: false });
+      if (statement) includes = await fetchEntries(db === pools.generic ? pools.sql : db, statement, { base, mode: 'include', shown: this.o.includeCap, keys: false });
       if (includes.rows > this.o.includeCap) warnings.push(`more than ${this.o.includeCap} resources to include on this page: only the first ${this.o.includeCap} are given`);
     }
-    const next = hasNext ? this.cursors.encode(req, { ...cursorAfter(req, page.last!), total: req.total === 'estimate' ? undefined : total }) : undefined;
+    const lsn = hasNext && this.replicas ? await this.positionAfter(pools, state) : undefined;
+    const next = hasNext ? this.cursors.encode(req, { ...cursorAfter(req, page.last!), total: req.total === 'estimate' ? undefined : total, lsn }) : undefined;
     return { matches: page, includes, total, next, warnings };
+  }
+
+  /** The position a next page must be read at, at least: the cursor's, or where `pools` is now. */
+  private async positionAfter(pools: Pools, state: CursorState | undefined): Promise<string> {
+    const now = await this.replicas!.position(pools);
+    const before = state?.lsn === undefined ? 0n : parseLsn(state.lsn);
+    return formatLsn(now > before ? now : before);
   }
 
   /**
@@ -152,17 +181,17 @@ export class Executor {
    * larger than any count could read in the budget is not counted at all: its total would be
    * omitted anyway, and the count would take the whole budget from the answer and the machine.
    */
-  private async countFirstPage(hints: PlanHints, req: SearchRequest): Promise<number | undefined> {
+  private async countFirstPage(count: Sql, hints: PlanHints, req: SearchRequest): Promise<number | undefined> {
     const budget = this.o.totalBudgetMs;
     if (budget <= 0) return undefined;
     const started = Date.now();
-    const estimate = this.planner.estimateMatches(this.pools.count, hints, req);
+    const estimate = this.planner.estimateMatches(count, hints, req);
     estimate.catch(() => {});
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), budget)));
     const estimated = await Promise.race([estimate, late]).finally(() => clearTimeout(timer));
     if (estimated === undefined || estimated > budget * COUNTED_ROWS_PER_MS) return undefined;
-    return countWithin(this.pools.count, hints, req, budget - (Date.now() - started));
+    return countWithin(count, hints, req, budget - (Date.now() - started));
   }
 
   /**
