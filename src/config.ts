@@ -31,6 +31,11 @@ export const ConfigSchema = Type.Object({
   workers: Type.Integer({ minimum: 0, maximum: 256 }),
   loadDemoData: Type.Boolean(),
   corsOrigins: Type.Array(Type.String({ pattern: '^(\\*|https?://[^/?#]+)$' })),
+  exportDir: Type.Optional(Type.String({ minLength: 1 })),
+  exportTtlHours: Type.Integer({ minimum: 1, maximum: 8760 }),
+  exportJobs: Type.Integer({ minimum: 1, maximum: 64 }),
+  exportQueue: Type.Integer({ minimum: 0, maximum: 10000 }),
+  exportFileBytes: Type.Integer({ minimum: 1024 }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -61,6 +66,11 @@ export const ENV_VARS = {
   WORKERS: { key: 'workers', kind: 'int', default: '1', doc: 'server processes on the port (node:cluster), each with its own connections; 0 ⇒ the number of CPU cores' },
   LOAD_DEMO_DATA: { key: 'loadDemoData', kind: 'bool', default: 'true', doc: 'load fixtures/ into an empty embedded database at start-up (never into a DATABASE_URL database)' },
   CORS_ORIGINS: { key: 'corsOrigins', kind: 'list', default: '*', doc: 'origins whose browser apps may call the API, comma-separated scheme://host[:port], or * for any (the key is a header, never a cookie: a browser gains nothing a script could not do)' },
+  EXPORT_DIR: { key: 'exportDir', kind: 'string', default: undefined, doc: 'folder of the bulk export ($export) files; unset ⇒ DATA_DIR/exports' },
+  EXPORT_TTL_HOURS: { key: 'exportTtlHours', kind: 'int', default: '24', doc: 'hours an export job and its files are kept after it ends, then deleted' },
+  EXPORT_JOBS: { key: 'exportJobs', kind: 'int', default: '1', doc: 'bulk exports run at once (each on a PostgreSQL connection of its own); more wait in a queue' },
+  EXPORT_QUEUE: { key: 'exportQueue', kind: 'int', default: '10', doc: 'most bulk exports waiting to run; a kick-off past it gets 429 with Retry-After' },
+  EXPORT_FILE_BYTES: { key: 'exportFileBytes', kind: 'int', default: '268435456', doc: 'size past which an export file is closed and the type goes on in the next file (a resource is never split)' },
 } as const;
 
 export class ConfigError extends Error {}

@@ -24,7 +24,7 @@ export interface FhirRoutesDeps {
   startedAt: string;
 }
 
-export function rootUrl(deps: Pick<FhirRoutesDeps, 'config'>, req: FastifyRequest): string {
+export function rootUrl(deps: { config: Pick<Config, 'publicBaseUrl'> }, req: FastifyRequest): string {
   return deps.config.publicBaseUrl ?? `${req.protocol}://${req.host}`;
 }
 
