@@ -34,7 +34,7 @@ export const ConfigSchema = Type.Object({
   exportDir: Type.Optional(Type.String({ minLength: 1 })),
   exportTtlHours: Type.Integer({ minimum: 1, maximum: 8760 }),
   exportJobs: Type.Integer({ minimum: 1, maximum: 64 }),
-  exportQueue: Type.Integer({ minimum: 0, maximum: 10000 }),
+  exportQueue: Type.Integer({ minimum: 1, maximum: 10000 }),
   exportFileBytes: Type.Integer({ minimum: 1024 }),
 });
 export type Config = Static<typeof ConfigSchema>;

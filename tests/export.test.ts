@@ -96,6 +96,8 @@ t.test('a full export gives back every stored resource, of all five types', asyn
   t.ok(Date.parse(manifest.transactionTime) <= Date.now(), 'transactionTime is an instant of the past');
   t.same([...new Set(manifest.output.map((o) => o.type))].sort(), ['Device', 'HealthcareService', 'Organization', 'Practitioner', 'PractitionerRole']);
   t.same(got, all, 'the files hold exactly the stored resources');
+  const cs = (await (await http('/fhir/v2/metadata')).json()) as { rest: { operation?: unknown }[] };
+  t.match(cs.rest[0].operation, [{ name: 'export', definition: 'http://hl7.org/fhir/uv/bulkdata/OperationDefinition/export' }], 'the CapabilityStatement declares $export');
 });
 
 t.test('_type and _since select the types and the resources updated after the instant', async (t) => {
@@ -237,6 +239,27 @@ t.test('the queue, a job left running by a stopped process, files split at EXPOR
   t.ok(manifest.output.length > 1, `PractitionerRole split into ${manifest.output.length} files`);
   const roles = byKey(all, (r) => r.resourceType === 'PractitionerRole');
   t.equal(manifest.output.reduce((n, o) => n + o.count, 0), roles.size, 'every role once across the files');
+
+  // A job cancelled while it runs: held at its start by its lock, taken here first.
+  const held = '33333333-3333-4333-8333-333333333333';
+  const lock = await db.sql.reserve();
+  await lock`select pg_advisory_lock(724031, hashtext(${held}))`;
+  await db.sql`insert into export_job (id, key_name, request, types)
+    values (${held}, (select name from api_key where key_hash = sha256(${KEY}::bytea)), 'x', '{Practitioner}')`;
+  second.deps.exporter.kick();
+  let running: Response | undefined;
+  for (let i = 0; i < 100 && running?.headers.get('x-progress') !== 'starting'; i++) {
+    if (running) await new Promise((r) => setTimeout(r, 100));
+    running = await http(`${base}/fhir/v2/$export-status/${held}`);
+  }
+  t.same({ status: running!.status, progress: running!.headers.get('x-progress') }, { status: 202, progress: 'starting' }, 'the job is running');
+  const cancelled = http(`${base}/fhir/v2/$export-status/${held}`, { method: 'DELETE' });
+  while ((await db.sql`select 1 from export_job where id = ${held}`).length) await new Promise((r) => setTimeout(r, 50));
+  await lock`select pg_advisory_unlock(724031, hashtext(${held}))`;
+  lock.release();
+  t.equal((await cancelled).status, 202, 'DELETE of a running job → 202 once it has stopped');
+  t.notOk(existsSync(path.join(exportDir, held)), 'its folder is deleted');
+  t.equal((await http(`${base}/fhir/v2/$export-status/${held}`)).status, 404);
 
   // EXPORT_JOBS (1) is taken by a job of another process: a new job waits, the next one is refused.
   await db.sql`insert into export_job (id, key_name, request, types, status, claimed_at)
