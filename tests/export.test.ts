@@ -85,14 +85,16 @@ async function exportAll(tt: Tap, query = '', init: RequestInit = {}) {
       got.set(`${r.resourceType}/${r.id}`, r);
     }
   }
-  return { manifest, got, status };
+  return { manifest, got, status, done };
 }
 
 t.test('a full export gives back every stored resource, of all five types', async (t) => {
-  const { manifest, got } = await exportAll(t);
+  const { manifest, got, done } = await exportAll(t);
   t.same(Object.keys(manifest).sort(), ['error', 'output', 'request', 'requiresAccessToken', 'transactionTime']);
   t.equal(manifest.requiresAccessToken, true);
   t.equal(manifest.request, `${base}/fhir/v2/$export`);
+  const kept = Date.parse(done.headers.get('expires')!) - Date.now();
+  t.ok(kept > 23 * 3600_000 && kept <= 24 * 3600_000, `kept EXPORT_TTL_HOURS (24 by default): Expires ${done.headers.get('expires')}`);
   t.ok(Date.parse(manifest.transactionTime) <= Date.now(), 'transactionTime is an instant of the past');
   t.same([...new Set(manifest.output.map((o) => o.type))].sort(), ['Device', 'HealthcareService', 'Organization', 'Practitioner', 'PractitionerRole']);
   t.same(got, all, 'the files hold exactly the stored resources');
@@ -274,4 +276,13 @@ t.test('the queue, a job left running by a stopped process, files split at EXPOR
   await db.sql`delete from export_job where id = '22222222-2222-4222-8222-222222222222'`;
   second.deps.exporter.kick();
   t.equal((await poll(status)).status, 200, 'the queued job runs once the slot is free');
+
+  // Past its expiry (EXPORT_TTL_HOURS after its end), a job and its files are deleted.
+  const id = status.split('/').at(-1)!;
+  t.ok(existsSync(path.join(exportDir, id)), 'the files are there before');
+  await db.sql`update export_job set expires_at = now() - interval '1 second' where id = ${id}`;
+  second.deps.exporter.kick();
+  for (let i = 0; i < 100 && existsSync(path.join(exportDir, id)); i++) await new Promise((r) => setTimeout(r, 100));
+  t.notOk(existsSync(path.join(exportDir, id)), 'its folder is deleted');
+  t.equal((await http(status)).status, 404, 'its status → 404');
 });

@@ -163,9 +163,4 @@ export class JobStore {
   async ids(): Promise<Set<string>> {
     return new Set((await this.sql<{ id: string }[]>`select id from export_job`).map((r) => r.id));
   }
-
-  async queued(): Promise<number> {
-    const [{ n }] = await this.sql<{ n: number }[]>`select count(*)::int as n from export_job where status = 'queued'`;
-    return n;
-  }
 }
