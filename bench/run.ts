@@ -29,6 +29,7 @@ import {
   type Child, type RunStats,
 } from './drive.ts';
 import { runLoadJob } from './load-child.ts';
+import { exportBench, renderExport, type ExportBench } from './export.ts';
 import { explainPage, floorExecutor, prepareOps, type FloorOp } from './floor.ts';
 import { CHART, evaluateTargets, renderChart, renderMarkdown, renderPerformance, type BenchResult, type ClassResult, type LoadFigures } from './report.ts';
 import { deepWalk, fetchPaths, nextPages, sortedDeep } from './walk.ts';
@@ -51,6 +52,9 @@ const USAGE = `usage: npm run bench -- [options]
   --out <dir>                 report folder, default bench/results
   --replica                   the replica scenario instead (bench/replica.ts): searches at c=16 on a hot
                               standby while --incremental is loaded on its primary; replica-scale-<s>.md
+
+  --export                    also the bulk export scenario: a full $export against the COPY floor, the
+                              server's RSS, identifier lookups at c=16 during exports (bench/export.ts)
   -h, --help`;
 
 const CONCURRENCY = [1, 16];
@@ -87,6 +91,8 @@ interface Options {
   incrementalGiven: boolean;
   sample: number;
   out: string;
+  /** --export: the bulk export scenario (bench/export.ts). */
+  export: boolean;
   argv: string;
   replica: boolean;
 }
@@ -108,6 +114,7 @@ function parseOptions(argv: string[]): Options | undefined {
       sample: { type: 'string', default: '2000' },
       out: { type: 'string', default: DEFAULT_OUT },
       replica: { type: 'boolean', default: false },
+      export: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -139,6 +146,7 @@ function parseOptions(argv: string[]): Options | undefined {
     incrementalGiven: values.incremental !== undefined,
     sample: num('sample', values.sample!, (n) => Number.isInteger(n) && n >= 10),
     out: values.out!,
+    export: values.export!,
     argv: argv.join(' '),
     replica: values.replica!,
   };
@@ -383,7 +391,7 @@ async function main(): Promise<number> {
     if (built.status !== 0) throw new Error(`npm run build failed: ${built.stderr || built.stdout}`);
     const startServer = () => startChild(path.join('dist', 'server.js'), [], {
       PORT: String(opts.port), HOST: '127.0.0.1', DATABASE_URL: mainUrl, RATE_LIMIT: '0', API_KEYS: BENCH_KEY,
-      LOG_LEVEL: 'warn', LOAD_DEMO_DATA: 'false', CURSOR_SECRET,
+      LOG_LEVEL: 'warn', LOAD_DEMO_DATA: 'false', CURSOR_SECRET, EXPORT_DIR: path.join(dir, 'exports'),
     }, logFile, () => httpOk(`http://127.0.0.1:${opts.port}/ready`), 120_000, SERVER_NODE_FLAGS); // as `npm start` runs it
     let server = await startServer();
     children.push(server);
@@ -530,6 +538,15 @@ async function main(): Promise<number> {
       }
     }
 
+    let exported: ExportBench | undefined;
+    if (opts.export) {
+      await ensureServer('start-up');
+      exported = await exportBench({
+        port: opts.port, headers, url: mainUrl, serverPid: server.proc.pid!, identifierPaths: all.get('identifier')!.paths,
+        durationS: opts.duration, seed: hashName('export') ^ opts.seed,
+      });
+    }
+
     // 5. EXPLAIN of the classes whose statements are the slowest (c=1 floor p99; the deep pages and
     // the accurate count are plain index scans), each on the slowest of a few sampled paths
     const worst = [...out].filter((c) => !c.name.startsWith('deep') && c.name !== 'total-accurate' && c.runs[0]?.floor)
@@ -548,7 +565,7 @@ async function main(): Promise<number> {
     loadavg['at the end'] = la();
 
     const finished = new Date();
-    const report: BenchResult = {
+    const report: BenchResult & { export?: ExportBench } = {
       date: started.toISOString().slice(0, 10),
       startedAt: started.toISOString(),
       finishedAt: finished.toISOString(),
@@ -587,6 +604,7 @@ async function main(): Promise<number> {
       explain: result.explain!,
       targets: [],
       notes,
+      export: exported,
     };
     notes.push(`The load generator (${loadGeneratorName(16)} at concurrency 16), the server, PostgreSQL and the SQL floor share the same 2 cores: at concurrency 16 every figure includes that contention.`);
     const runs = [...report.ceiling, ...report.classes.flatMap((c) => c.runs)].flatMap((r) => [r.http, ...(r.floor ? [r.floor] : [])])
@@ -613,7 +631,7 @@ async function main(): Promise<number> {
     const full = opts.classes.length === CLASS_NAMES.length;
     const stem = path.join(opts.out, `scale-${opts.scale}${opts.totalNone ? '-total-none' : ''}${full ? '' : '-partial'}`);
     await writeFile(`${stem}.json`, `${JSON.stringify(report, null, 2)}\n`);
-    await writeFile(`${stem}.md`, renderMarkdown(report));
+    await writeFile(`${stem}.md`, renderMarkdown(report) + (exported ? renderExport(exported) : ''));
     log(`report: ${stem}.md (${(report.elapsedS / 60).toFixed(1)} min)`);
     // docs/performance.md shows the national figures in the default form, from the report in bench/results.
     if (opts.scale === 1 && full && !opts.totalNone && path.resolve(opts.out) === path.resolve(DEFAULT_OUT)) {

@@ -7,9 +7,11 @@ import { KeyStore } from './auth/keys.ts';
 import type { Config } from './config.ts';
 import { probePools, SILENCE_MARGIN_MS, type PoolState, type Pools, type Sql } from './db.ts';
 import { classifyDbError, RETRY_AFTER_SECONDS } from './db-errors.ts';
+import { Exporter } from './export/exporter.ts';
 import { FhirError, outcome, type IssueType } from './fhir/outcome.ts';
 import type { Registry } from './registry/index.ts';
 import { explorerRoutes } from './routes/explorer.ts';
+import { exportRoutes } from './routes/export.ts';
 import { fhirRoutes, FHIR_JSON } from './routes/fhir.ts';
 import { clientErrorHandler, frameworkErrors, security } from './routes/security.ts';
 import { Executor } from './store/executor.ts';
@@ -28,6 +30,8 @@ export interface AppDeps {
   executor: Executor;
   /** API keys: verification with a short-lived in-memory copy (src/auth/keys.ts). */
   keys: KeyStore;
+  /** bulk export jobs ($export): their queue, runs and files (src/export/exporter.ts). */
+  exporter: Exporter;
   softwareVersion: string;
   startedAt: string;
   /** the demo data the OpenAPI examples are read from (src/routes/explorer.ts). */
@@ -46,7 +50,7 @@ export function heavyWidth(config: Pick<Config, 'heavySearches' | 'workers'>): n
 }
 
 /** `replicas`: hot standbys (DATABASE_READ_URL) that searches, reads and key checks run on. */
-export function makeDeps(config: Config, db: Pools, registry: Registry, softwareVersion = '0.1.0', replicas?: ReplicaSet): AppDeps {
+export function makeDeps(config: Config, db: Pools & { url?: string }, registry: Registry, softwareVersion = '0.1.0', replicas?: ReplicaSet): AppDeps {
   return {
     config,
     sql: db.sql,
@@ -64,6 +68,15 @@ export function makeDeps(config: Config, db: Pools, registry: Registry, software
       // Up to four statements, each within the statement timeout, and a silent connection's margin.
       deadlineMs: config.statementTimeoutMs ? 4 * config.statementTimeoutMs + SILENCE_MARGIN_MS : 0,
       heavyWidth: heavyWidth(config),
+    }),
+    exporter: new Exporter({
+      sql: db.sql,
+      url: db.url,
+      dir: path.resolve(config.exportDir ?? path.join(config.dataDir, 'exports')),
+      jobs: config.exportJobs,
+      queue: config.exportQueue,
+      ttlHours: config.exportTtlHours,
+      fileBytes: config.exportFileBytes,
     }),
   };
 }
@@ -133,8 +146,12 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
     return reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).send({ status: 'unavailable', failed, pools, ...(databases ? { databases } : {}) });
   });
 
+  await app.register(async (scope) => exportRoutes(scope, deps));
   await app.register(async (scope) => fhirRoutes(scope, deps));
   // The OpenAPI documents, /docs and the home page (src/routes/explorer.ts).
   await app.register(async (scope) => explorerRoutes(scope, deps));
+  // Export jobs run once the app is ready and stop (back to the queue) when it closes.
+  app.addHook('onReady', async () => deps.exporter.start(app.log));
+  app.addHook('onClose', async () => deps.exporter.close());
   return app;
 }

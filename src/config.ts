@@ -34,6 +34,11 @@ export const ConfigSchema = Type.Object({
   docsEnabled: Type.Boolean(),
   databaseReadUrls: Type.Array(Type.String({ pattern: '^postgres(ql)?://' })),
   maxReplicaLagS: Type.Integer({ minimum: 1 }),
+  exportDir: Type.Optional(Type.String({ minLength: 1 })),
+  exportTtlHours: Type.Integer({ minimum: 1, maximum: 8760 }),
+  exportJobs: Type.Integer({ minimum: 1, maximum: 64 }),
+  exportQueue: Type.Integer({ minimum: 1, maximum: 10000 }),
+  exportFileBytes: Type.Integer({ minimum: 1024 }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -67,6 +72,11 @@ export const ENV_VARS = {
   DOCS_ENABLED: { key: 'docsEnabled', kind: 'bool', default: 'true', doc: 'serve the interactive API docs at /docs (Swagger UI over the OpenAPI documents /fhir/v2/openapi.json and /fhir/v1/openapi.json, which are served either way)' },
   DATABASE_READ_URL: { key: 'databaseReadUrls', kind: 'list', default: '', doc: 'comma-separated PostgreSQL URLs of hot standbys of DATABASE_URL: searches, reads and API-key checks run on them, the primary when none can answer; loads, keys and migrations stay on DATABASE_URL. Needs CURSOR_SECRET' },
   MAX_REPLICA_LAG_S: { key: 'maxReplicaLagS', kind: 'int', default: '30', doc: 'seconds a replica may lag behind the primary before it is taken out of rotation (checked every second; it comes back once caught up)' },
+  EXPORT_DIR: { key: 'exportDir', kind: 'string', default: undefined, doc: 'folder of the bulk export ($export) files; unset ⇒ DATA_DIR/exports' },
+  EXPORT_TTL_HOURS: { key: 'exportTtlHours', kind: 'int', default: '24', doc: 'hours an export job and its files are kept after it ends, then deleted' },
+  EXPORT_JOBS: { key: 'exportJobs', kind: 'int', default: '1', doc: 'bulk exports run at once (each on a PostgreSQL connection of its own); more wait in a queue' },
+  EXPORT_QUEUE: { key: 'exportQueue', kind: 'int', default: '10', doc: 'most bulk exports waiting to run; a kick-off past it gets 429 with Retry-After' },
+  EXPORT_FILE_BYTES: { key: 'exportFileBytes', kind: 'int', default: '268435456', doc: 'size past which an export file is closed and the type goes on in the next file (a resource is never split)' },
 } as const;
 
 export class ConfigError extends Error {}

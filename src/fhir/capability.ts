@@ -32,6 +32,14 @@ const BEYOND_REGISTRY: readonly { name: string; type: 'special' | 'string'; docu
   },
 ];
 
+const BULK_EXPORT = {
+  name: 'export',
+  definition: 'http://hl7.org/fhir/uv/bulkdata/OperationDefinition/export',
+  documentation:
+    'System-level bulk export (FHIR Bulk Data Access): GET or POST [base]/$export with Prefer: respond-async; _type, _since, _outputFormat (application/fhir+ndjson). ' +
+    'Answers 202 with the status URL in Content-Location; the manifest lists NDJSON files, downloaded with the same API key.',
+};
+
 /** `_sort` and the keys that sort this type (the registry's `sortable`). */
 function sortParam(registry: Registry, version: Version, type: ResourceType) {
   const keys = [...registry.names(version, type)].filter(([, { param, prefix }]) => prefix === undefined && sortable(param)).map(([name]) => name).sort();
@@ -99,6 +107,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
       'Every request but metadata needs the SERVICE-API-KEY header. Paging: keyset cursors in the next link; _count defaults to the server page size and larger values are clamped to its maximum. ' +
       'Unknown parameters are ignored and left out of the self link unless Prefer: handling=strict is sent. Time zone of dates without one: UTC.',
     kind: 'instance',
+    ...(version === 'v2' ? { instantiates: ['http://hl7.org/fhir/uv/bulkdata/CapabilityStatement/bulk-data'] } : {}),
     software: { name: 'annuaire-fhir', version: softwareVersion },
     implementation: { description: `Health directory FHIR search ${version}`, url: base },
     fhirVersion: '4.0.1',
@@ -114,6 +123,8 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
         },
         resource: resources,
         interaction: [],
+        // v2 serves the FHIR Bulk Data system-level export (src/routes/export.ts).
+        ...(version === 'v2' ? { operation: [BULK_EXPORT] } : {}),
       },
     ],
   };
