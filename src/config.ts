@@ -31,6 +31,7 @@ export const ConfigSchema = Type.Object({
   workers: Type.Integer({ minimum: 0, maximum: 256 }),
   loadDemoData: Type.Boolean(),
   corsOrigins: Type.Array(Type.String({ pattern: '^(\\*|https?://[^/?#]+)$' })),
+  syncApiKey: Type.Optional(Type.String({ minLength: 1 })),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -61,6 +62,7 @@ export const ENV_VARS = {
   WORKERS: { key: 'workers', kind: 'int', default: '1', doc: 'server processes on the port (node:cluster), each with its own connections; 0 ⇒ the number of CPU cores' },
   LOAD_DEMO_DATA: { key: 'loadDemoData', kind: 'bool', default: 'true', doc: 'load fixtures/ into an empty embedded database at start-up (never into a DATABASE_URL database)' },
   CORS_ORIGINS: { key: 'corsOrigins', kind: 'list', default: '*', doc: 'origins whose browser apps may call the API, comma-separated scheme://host[:port], or * for any (the key is a header, never a cookie: a browser gains nothing a script could not do)' },
+  SYNC_API_KEY: { key: 'syncApiKey', kind: 'string', default: undefined, doc: 'npm run sync only: the API key sent to the upstream directory (never on the command line, never logged)' },
 } as const;
 
 export class ConfigError extends Error {}
