@@ -268,7 +268,7 @@ t.test('answers that are not a searchset Bundle are refused by the client', asyn
 });
 
 t.test('--prune deletes what the upstream deleted, within --max-prune', async (t) => {
-  await assertMirrored(t, 'before the deletions');
+  // The mirror holds what the relays brought: this run, the first from UPSTREAM itself, copies it all again.
   const gone = (await upstreamResources('Practitioner', 6, 30)).map((p) => `Practitioner/${p.id}`);
   await changeUpstream('deletions', [], gone);
   const refused = await sync(['--prune']);
@@ -276,9 +276,16 @@ t.test('--prune deletes what the upstream deleted, within --max-prune', async (t
   t.match(refused.stderr, /Practitioner: --prune would delete 6 of \d+ local resources, more than --max-prune allows \(3\); nothing was deleted/);
   const [row] = await mirror.sql`select count(*)::int as n from resource where type = 'Practitioner' and 'Practitioner/' || id = any(${gone})`;
   t.equal(row.n, 6, 'nothing deleted');
+
+  // A HealthcareService changed alone (its Organization unchanged, out of every window): the walk of ids brings it.
+  const [org] = await upstreamResources('Organization', 1);
+  const hs = (await upstreamResources('HealthcareService', 10)).find((h) => h.providedBy?.reference !== `Organization/${org.id}`)!;
+  t.ok(hs, 'a HealthcareService of an Organization the windows do not bring again');
+  await changeUpstream('service', [{ ...hs, name: 'SERVICE RENOMMÉ', meta: { ...hs.meta, lastUpdated: new Date().toISOString() } }]);
   const r = await sync(['--prune', '--max-prune', '2']);
   exits(t, r, 0);
   t.match(r.stdout, /Practitioner: [\d,]+ ids upstream, [\d,]+ local, 6 deleted/);
+  t.match(r.stdout, /Device, HealthcareService: 1 written while walking the ids/);
   await assertMirrored(t, 'after --prune');
 });
 

@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db.ts';
-import { registry, type ResourceType } from '../registry/index.ts';
+import { registry } from '../registry/index.ts';
 import { TokenSystems } from '../store/token-systems.ts';
 import { SyncError, UpstreamClient } from '../sync/client.ts';
 import { mirrorType, type TypeSummary } from '../sync/mirror.ts';
-import { pruneType, type PruneSummary } from '../sync/prune.ts';
+import { prunePlan, type PruneSummary } from '../sync/prune.ts';
 import { DEFAULT_TYPES, parseTypes, planTypes } from '../sync/upstream.ts';
 
 const USAGE = `usage: npm run sync -- --from <upstream FHIR base> [options]
@@ -99,6 +99,7 @@ async function main(): Promise<number> {
   const t0 = Date.now();
   const results: TypeSummary[] = [];
   const pruned: PruneSummary[] = [];
+  let rejected = 0;
   const progress = (what: string, done: number, pages: number, total?: number) => {
     if (!tty) return;
     const s = (Date.now() - t0) / 1000;
@@ -125,17 +126,22 @@ async function main(): Promise<number> {
       );
     }
     if (args.prune) {
-      for (const type of new Set<ResourceType>(plans.map((p) => p.type))) {
-        const p = await pruneType(db.sql, registry, systems, client, type, {
+      for (const plan of plans) {
+        const p = await prunePlan(db.sql, registry, systems, client, plan, {
           upstream: base,
           count,
           maxShare: maxPrune / 100,
           force: args.force,
           onPage: (x) => progress(`${x.type} ids`, x.ids, x.pages, x.total),
+          onReject: (where, reason) => {
+            rejected++;
+            say(`${where}: ${reason}`);
+          },
         });
-        pruned.push(p);
+        pruned.push(...p.types);
         clear();
-        console.log(`${type}: ${fmt(p.upstream)} ids upstream, ${fmt(p.local)} local, ${fmt(p.deleted)} deleted`);
+        for (const s of p.types) console.log(`${s.type}: ${fmt(s.upstream)} ids upstream, ${fmt(s.local)} local, ${fmt(s.deleted)} deleted`);
+        if (plan.revinclude.length) console.log(`${plan.revinclude.map((r) => r.split(':')[0]).join(', ')}: ${fmt(p.refreshed)} written while walking the ids`);
       }
     }
   } finally {
@@ -143,7 +149,7 @@ async function main(): Promise<number> {
     await db.close();
   }
   const fetched = results.reduce((a, s) => a + s.fetched, 0);
-  const rejected = results.reduce((a, s) => a + s.rejected, 0);
+  rejected += results.reduce((a, s) => a + s.rejected, 0);
   const secs = (Date.now() - t0) / 1000;
   console.log(
     `mirrored ${base}: ${fmt(fetched)} resources fetched, ${fmt(rejected)} rejected` +
