@@ -32,6 +32,7 @@ import { runLoadJob } from './load-child.ts';
 import { explainPage, floorExecutor, prepareOps, type FloorOp } from './floor.ts';
 import { CHART, evaluateTargets, renderChart, renderMarkdown, renderPerformance, type BenchResult, type ClassResult, type LoadFigures } from './report.ts';
 import { deepWalk, fetchPaths, nextPages, sortedDeep } from './walk.ts';
+import { mirrorScenario } from './mirror.ts';
 
 const USAGE = `usage: npm run bench -- [options]
 
@@ -48,6 +49,7 @@ const USAGE = `usage: npm run bench -- [options]
   --incremental <fraction>    share of the dataset loaded incrementally, default 0.1 (0 = skip)
   --sample <n>                resources sampled per type to draw query values from, default 2000
   --out <dir>                 report folder, default bench/results
+  --mirror                    also mirror the database from the server with npm run sync, then a 1 % change set (bench/mirror.ts)
   -h, --help`;
 
 const CONCURRENCY = [1, 16];
@@ -85,6 +87,7 @@ interface Options {
   sample: number;
   out: string;
   argv: string;
+  mirror: boolean;
 }
 
 function parseOptions(argv: string[]): Options | undefined {
@@ -103,6 +106,7 @@ function parseOptions(argv: string[]): Options | undefined {
       incremental: { type: 'string' },
       sample: { type: 'string', default: '2000' },
       out: { type: 'string', default: DEFAULT_OUT },
+      mirror: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -135,6 +139,7 @@ function parseOptions(argv: string[]): Options | undefined {
     sample: num('sample', values.sample!, (n) => Number.isInteger(n) && n >= 10),
     out: values.out!,
     argv: argv.join(' '),
+    mirror: values.mirror!,
   };
 }
 
@@ -520,6 +525,12 @@ async function main(): Promise<number> {
       }
     }
 
+    if (opts.mirror) {
+      await ensureServer('the run before the mirror');
+      const inc = result.incremental && 'rps' in result.incremental ? result.incremental.rps : undefined;
+      result.mirror = await mirrorScenario({ admin, upstreamDbUrl: mainUrl, upstream: `${base}/fhir/v2`, key: BENCH_KEY, incrementalRps: inc });
+    }
+
     // 5. EXPLAIN of the classes whose statements are the slowest (c=1 floor p99; the deep pages and
     // the accurate count are plain index scans), each on the slowest of a few sampled paths
     const worst = [...out].filter((c) => !c.name.startsWith('deep') && c.name !== 'total-accurate' && c.runs[0]?.floor)
@@ -574,6 +585,7 @@ async function main(): Promise<number> {
       classes: result.classes!,
       deepWalk: result.deepWalk,
       mixed: result.mixed,
+      mirror: result.mirror,
       explain: result.explain!,
       targets: [],
       notes,

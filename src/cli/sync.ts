@@ -22,6 +22,7 @@ changed since (by _lastUpdated). The upstream's API key is read from SYNC_API_KE
   --timeout S         seconds a request may take (default 60)
   --retries N         retries of a request on 429, 5xx, timeouts and network errors (default 6)
   --key-header NAME   header that carries the key (default SERVICE-API-KEY)
+  --parallel N        types mirrored at once, sharing --rate (default 3)
   --prune             then delete local resources the upstream no longer has (walks its ids)
   --max-prune P       refuse to delete more than P % of a type's resources (default 1)
   --force             delete even beyond --max-prune
@@ -62,6 +63,7 @@ async function main(): Promise<number> {
       timeout: { type: 'string', default: '60' },
       retries: { type: 'string', default: '6' },
       'key-header': { type: 'string', default: 'SERVICE-API-KEY' },
+      parallel: { type: 'string', default: '3' },
       prune: { type: 'boolean', default: false },
       'max-prune': { type: 'string', default: '1' },
       force: { type: 'boolean', default: false },
@@ -81,20 +83,22 @@ async function main(): Promise<number> {
   const timeout = positive('timeout', args.timeout, false, 3600);
   const retries = args.retries.trim() === '0' ? 0 : positive('retries', args.retries, true, 100);
   const maxPrune = positive('max-prune', args['max-prune'], false, 100);
+  const parallel = positive('parallel', args.parallel, true, 8);
   const config = loadConfig();
   const tty = process.stderr.isTTY;
   const clear = () => tty && process.stderr.write('\r\x1b[K');
-  const say = (m: string) => {
+  const say = (m: string, to = console.error) => {
     clear();
-    console.error(m);
+    to(m);
   };
   const client = new UpstreamClient({ base, apiKey: config.syncApiKey, keyHeader: args['key-header'], rate, timeoutMs: timeout * 1000, retries, onRetry: say });
   if (config.syncApiKey === undefined) say('SYNC_API_KEY is not set: the upstream is asked without a key');
   const capability = await client.json(`${base}/metadata`);
   const { plans, notes } = planTypes(capability.body, types);
-  notes.forEach(say);
+  for (const n of notes) say(n);
 
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: 3 });
+  // A connection per type written at once, and one to intern token systems outside their transactions.
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: parallel + 1 });
   const systems = new TokenSystems();
   const t0 = Date.now();
   const results: TypeSummary[] = [];
@@ -108,23 +112,41 @@ async function main(): Promise<number> {
     process.stderr.write(`\r\x1b[K${what}: ${fmt(done)}${total !== undefined ? ` of ${fmt(total)}` : ''} resources, ${fmt(pages)} pages, ${fmt(Math.round(r))}/s, ${fmt(client.requests)} requests${eta}`);
   };
   try {
-    for (const plan of plans) {
-      const typeStart = Date.now();
-      const s = await mirrorType(db.sql, registry, systems, client, plan, {
-        upstream: base,
-        count,
-        overlapMs: overlap * 1000,
-        onReject: (where, reason) => say(`${where}: ${reason}`),
-        onNote: say,
-        onPage: (p) => progress(p.type, p.resources, p.pages, p.total),
-      });
-      results.push(s);
-      clear();
-      console.log(
-        `${s.type}: ${fmt(s.fetched)} fetched in ${fmt(s.pages)} pages${s.start === 'cursor' ? ' (resumed from the interrupted run)' : ''}: ` +
-          `${fmt(s.inserted)} inserted, ${fmt(s.updated)} updated, ${fmt(s.unchanged)} unchanged, ${fmt(s.rejected)} rejected; ${((Date.now() - typeStart) / 1000).toFixed(1)} s`,
-      );
-    }
+    // Types are mirrored side by side (their rows never meet): one writes while another fetches.
+    const queue = [...plans];
+    const failures: unknown[] = [];
+    const pages = new Map<string, { resources: number; pages: number; total?: number }>();
+    const typeWorker = async () => {
+      for (let plan = queue.shift(); plan && failures.length === 0; plan = queue.shift()) {
+        const typeStart = Date.now();
+        try {
+          const s = await mirrorType(db.sql, registry, systems, client, plan, {
+            upstream: base,
+            count,
+            overlapMs: overlap * 1000,
+            onReject: (where, reason) => say(`${where}: ${reason}`),
+            onNote: say,
+            onPage: (p) => {
+              pages.set(p.type, p);
+              const all = [...pages.values()];
+              const total = all.length === plans.length && all.every((x) => x.total !== undefined) ? all.reduce((a, x) => a + x.total!, 0) : undefined;
+              progress([...pages.keys()].join(', '), all.reduce((a, x) => a + x.resources, 0), all.reduce((a, x) => a + x.pages, 0), total);
+            },
+          });
+          results.push(s);
+          say(
+            `${s.type}: ${fmt(s.fetched)} fetched in ${fmt(s.pages)} pages${s.start === 'cursor' ? ' (resumed from the interrupted run)' : ''}: ` +
+              `${fmt(s.inserted)} inserted, ${fmt(s.updated)} updated, ${fmt(s.unchanged)} unchanged, ${fmt(s.rejected)} rejected; ${((Date.now() - typeStart) / 1000).toFixed(1)} s`,
+            console.log,
+          );
+        } catch (err) {
+          failures.push(err);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(parallel, plans.length) }, typeWorker));
+    for (const f of failures.slice(1)) say(`also failed: ${(f as Error).message}`);
+    if (failures.length) throw failures[0];
     if (args.prune) {
       for (const plan of plans) {
         const p = await prunePlan(db.sql, registry, systems, client, plan, {
