@@ -176,7 +176,8 @@ t.test('a sync killed mid-way, then run again, converges', async (t) => {
 
 });
 
-type Fault = (req: http.IncomingMessage, n: number) => ((res: http.ServerResponse) => void) | undefined;
+/** A request answered by the relay itself, forwarded once a promise settles, or forwarded (undefined). */
+type Fault = (req: http.IncomingMessage, n: number) => ((res: http.ServerResponse) => void) | Promise<void> | undefined;
 
 /**
  * A relay to the upstream on a port of its own; `fault` may answer a request instead (n counts the
@@ -184,9 +185,10 @@ type Fault = (req: http.IncomingMessage, n: number) => ((res: http.ServerRespons
  */
 async function relay(t: Test, fault: Fault, rewrite?: (body: string) => string) {
   let n = 0;
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(async (req, res) => {
     const own = req.url?.includes('/Practitioner?') ? fault(req, ++n) : undefined;
-    if (own) return own(res);
+    if (typeof own === 'function') return own(res);
+    await own;
     const fwd = http.request({ host: '127.0.0.1', port: upPort, path: req.url, method: req.method, headers: req.headers }, (r) => {
       if (!rewrite) {
         res.writeHead(r.statusCode ?? 502, r.headers);
@@ -210,12 +212,22 @@ async function relay(t: Test, fault: Fault, rewrite?: (body: string) => string) 
 
 const syncFrom = (from: string, args: string[] = []) => startSync(['--from', from, ...FAST, ...args]).done;
 
-t.test('429 and 503 with Retry-After and a dropped connection are survived', async (t) => {
+t.test('429, 503, a dropped connection and changes made during the run are survived', async (t) => {
   await resetMirror();
+  // The oldest practitioner (on the first page) and the newest (on the last) change while the run is on the second.
+  const [oldest, newest] = await Promise.all(
+    ['asc', 'desc'].map(async (dir) => (await up.db.sql.unsafe(`select content from resource where type = 'Practitioner' order by last_updated ${dir}, rid limit 1`))[0].content),
+  );
+  let changedAt = new Date(0);
   const from = await relay(t, (req, n) => {
     if (n === 2) return (res) => res.socket?.destroy();
     if (n === 3) return (res) => res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/fhir+json' }).end('{"resourceType":"OperationOutcome"}');
     if (n === 4) return (res) => res.writeHead(503, { 'retry-after': '1' }).end('busy');
+    if (n === 5) {
+      changedAt = new Date();
+      const lastUpdated = changedAt.toISOString();
+      return changeUpstream('during', [oldest, newest].map((p) => ({ ...p, gender: 'unknown', meta: { ...p.meta, lastUpdated } })));
+    }
     return undefined;
   });
   const r = await syncFrom(from, ['--count', '100']);
@@ -223,7 +235,9 @@ t.test('429 and 503 with Retry-After and a dropped connection are survived', asy
   t.match(r.stderr, /429 Too Many Requests: retrying in 1\.0 s/);
   t.match(r.stderr, /503 Service Unavailable: retrying in 1\.0 s/);
   t.match(r.stderr, /network error/);
-  await assertMirrored(t, 'through the faults');
+  await assertMirrored(t, 'through the faults and the changes');
+  const [state] = await mirror.sql<{ watermark: Date }[]>`select watermark from sync_state where type = 'Practitioner'`;
+  t.ok(changedAt.getTime() > 0 && state.watermark <= changedAt, 'the watermark stays before the run began: the next run asks for the changes made during it again');
 });
 
 t.test('garbage is refused cleanly, whole pages only are written, and the rerun converges', async (t) => {

@@ -113,7 +113,8 @@ export class UpstreamClient {
         const backoff = Math.min(MAX_BACKOFF_MS, this.o.backoffMs * 2 ** attempt) * (0.75 + Math.random() / 2);
         const wait = err.waitMs === undefined ? backoff : Math.min(err.waitMs, MAX_RETRY_AFTER_MS);
         this.o.onRetry?.(`${err.message}: retrying in ${(wait / 1000).toFixed(1)} s (attempt ${attempt + 2} of ${this.o.retries + 1})`);
-        await sleep(wait);
+        // Every request of this client waits (the other types' too): the upstream asked for a pause.
+        this.nextStart = Math.max(this.nextStart, Date.now() + wait);
       }
     }
   }
@@ -153,7 +154,7 @@ export class UpstreamClient {
         url = to;
         continue;
       }
-      if (res.status === 429) throw new Retryable('429 Too Many Requests', retryAfterMs(res.headers.get('retry-after')) ?? this.o.backoffMs);
+      if (res.status === 429) throw new Retryable('429 Too Many Requests', retryAfterMs(res.headers.get('retry-after')));
       if (res.status >= 500) throw new Retryable(`${res.status} ${res.statusText}`.trim(), retryAfterMs(res.headers.get('retry-after')));
       const type = res.headers.get('content-type') ?? '';
       let body: unknown;
