@@ -70,6 +70,15 @@ export function sameOrigin(url: string, base: string): boolean {
   }
 }
 
+/** Refuses a next link to another origin (scheme, host, port) than the upstream's base. */
+export function assertNextOnHost(next: string | undefined, base: string, page: string): void {
+  if (next === undefined || sameOrigin(next, base)) return;
+  throw new SyncError(
+    `${page}: the upstream's next link ${next} is not on its host (${new URL(base).origin}): not followed ` +
+      '(if the upstream names itself otherwise, e.g. by its PUBLIC_BASE_URL, give that base as --from)',
+  );
+}
+
 class Retryable extends Error {
   constructor(
     message: string,

@@ -4,7 +4,7 @@ import { prepare } from '../load/prepare.ts';
 import type { Registry } from '../registry/index.ts';
 import type { TokenSystems } from '../store/token-systems.ts';
 import { addCounts, emptyCounts, loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
-import { sameOrigin, SyncError, type Bundle, type Fetched, type UpstreamClient } from './client.ts';
+import { assertNextOnHost, SyncError, type Bundle, type Fetched, type UpstreamClient } from './client.ts';
 import { readState, saveState, type SyncState } from './state.ts';
 import type { TypePlan } from './upstream.ts';
 
@@ -99,9 +99,7 @@ export async function mirrorType(
     const bundle = page.body;
     total ??= typeof bundle.total === 'number' ? bundle.total : undefined;
     const next = nextLink(bundle);
-    if (next !== undefined && !sameOrigin(next, opts.upstream)) {
-      throw new SyncError(`${page.url}: the upstream's next link ${next} is not on its host: not followed`);
-    }
+    assertNextOnHost(next, opts.upstream, page.url);
     // The next page is fetched while this one is written.
     const pending = next === undefined ? undefined : client.bundle(next);
     pending?.catch(() => {});

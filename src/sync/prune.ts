@@ -4,7 +4,7 @@ import type { TokenSystems } from '../store/token-systems.ts';
 import { clipReason } from '../load/echo.ts';
 import { prepare } from '../load/prepare.ts';
 import { loaderTx, writeBatch, type WriteEntry } from '../store/write.ts';
-import { sameOrigin, SyncError, type UpstreamClient } from './client.ts';
+import { assertNextOnHost, SyncError, type UpstreamClient } from './client.ts';
 import { nextLink } from './mirror.ts';
 import type { TypePlan } from './upstream.ts';
 
@@ -48,7 +48,7 @@ export async function prunePlan(sql: Sql, registry: Registry, systems: TokenSyst
   let pages = 0;
   let total: number | undefined;
   while (url !== undefined) {
-    const { body } = await client.bundle(url);
+    const { body, url: at } = await client.bundle(url);
     total ??= typeof body.total === 'number' ? body.total : undefined;
     const included: WriteEntry[] = [];
     pages++;
@@ -73,7 +73,7 @@ export async function prunePlan(sql: Sql, registry: Registry, systems: TokenSyst
     }
     opts.onPage?.({ type: plan.type, pages, ids: ids.get(plan.type)!.size, total });
     url = nextLink(body);
-    if (url !== undefined && !sameOrigin(url, opts.upstream)) throw new SyncError(`the upstream's next link ${url} is not on its host: not followed`);
+    assertNextOnHost(url, opts.upstream, at);
   }
   // Every type is checked before any is pruned: a refusal deletes nothing.
   const plans: { type: ResourceType; local: number; gone: string[] }[] = [];
