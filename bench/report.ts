@@ -3,6 +3,7 @@
 
 import path from 'node:path';
 import type { MixedStats, RunStats } from './drive.ts';
+import { renderMirror, type MirrorFigures } from './mirror.ts';
 
 export interface ClassRun {
   concurrency: number;
@@ -90,6 +91,8 @@ export interface BenchResult {
   parseOnly?: LoadFigures & { workers?: number };
   bulk?: LoadFigures;
   incremental?: LoadFigures | { skipped: string };
+  /** npm run bench -- --mirror (bench/mirror.ts). */
+  mirror?: MirrorFigures;
   /** how the searches were driven and served. */
   http?: {
     /** the generator of the runs at concurrency 16 (and at 1 in reports without loadGeneratorC1). */
@@ -289,6 +292,7 @@ export function renderMarkdown(r: BenchResult): string {
   else if (r.incremental) L.push(`| loader, incremental | – | – | – | – | – | skipped: ${r.incremental.skipped} |`);
   if (!r.copyFloor && !r.bulk) L.push('| (load skipped: --skip-load) | | | | | | |');
   L.push('');
+  if (r.mirror) L.push(...renderMirror(r.mirror));
 
   L.push('## Searches', '');
   const h = r.http;

@@ -34,6 +34,7 @@ import { explainPage, floorExecutor, prepareOps, type FloorOp } from './floor.ts
 import { CHART, evaluateTargets, renderChart, renderMarkdown, renderPerformance, type BenchResult, type ClassResult, type LoadFigures } from './report.ts';
 import { deepWalk, fetchPaths, nextPages, sortedDeep } from './walk.ts';
 import { replicaScenario } from './replica.ts';
+import { mirrorScenario } from './mirror.ts';
 
 const USAGE = `usage: npm run bench -- [options]
 
@@ -55,6 +56,8 @@ const USAGE = `usage: npm run bench -- [options]
 
   --export                    also the bulk export scenario: a full $export against the COPY floor, the
                               server's RSS, identifier lookups at c=16 during exports (bench/export.ts)
+
+  --mirror                    also mirror the database from the server with npm run sync, then a 1 % change set (bench/mirror.ts)
   -h, --help`;
 
 const CONCURRENCY = [1, 16];
@@ -95,6 +98,7 @@ interface Options {
   export: boolean;
   argv: string;
   replica: boolean;
+  mirror: boolean;
 }
 
 function parseOptions(argv: string[]): Options | undefined {
@@ -115,6 +119,7 @@ function parseOptions(argv: string[]): Options | undefined {
       out: { type: 'string', default: DEFAULT_OUT },
       replica: { type: 'boolean', default: false },
       export: { type: 'boolean', default: false },
+      mirror: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -149,6 +154,7 @@ function parseOptions(argv: string[]): Options | undefined {
     export: values.export!,
     argv: argv.join(' '),
     replica: values.replica!,
+    mirror: values.mirror!,
   };
 }
 
@@ -547,6 +553,12 @@ async function main(): Promise<number> {
       });
     }
 
+    if (opts.mirror) {
+      await ensureServer('the run before the mirror');
+      const inc = result.incremental && 'rps' in result.incremental ? result.incremental.rps : undefined;
+      result.mirror = await mirrorScenario({ admin, upstreamDbUrl: mainUrl, upstream: `${base}/fhir/v2`, key: BENCH_KEY, incrementalRps: inc });
+    }
+
     // 5. EXPLAIN of the classes whose statements are the slowest (c=1 floor p99; the deep pages and
     // the accurate count are plain index scans), each on the slowest of a few sampled paths
     const worst = [...out].filter((c) => !c.name.startsWith('deep') && c.name !== 'total-accurate' && c.runs[0]?.floor)
@@ -601,6 +613,7 @@ async function main(): Promise<number> {
       classes: result.classes!,
       deepWalk: result.deepWalk,
       mixed: result.mixed,
+      mirror: result.mirror,
       explain: result.explain!,
       targets: [],
       notes,

@@ -39,6 +39,7 @@ export const ConfigSchema = Type.Object({
   exportJobs: Type.Integer({ minimum: 1, maximum: 64 }),
   exportQueue: Type.Integer({ minimum: 1, maximum: 10000 }),
   exportFileBytes: Type.Integer({ minimum: 1024 }),
+  syncApiKey: Type.Optional(Type.String({ minLength: 1 })),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -77,6 +78,7 @@ export const ENV_VARS = {
   EXPORT_JOBS: { key: 'exportJobs', kind: 'int', default: '1', doc: 'bulk exports run at once (each on a PostgreSQL connection of its own); more wait in a queue' },
   EXPORT_QUEUE: { key: 'exportQueue', kind: 'int', default: '10', doc: 'most bulk exports waiting to run; a kick-off past it gets 429 with Retry-After' },
   EXPORT_FILE_BYTES: { key: 'exportFileBytes', kind: 'int', default: '268435456', doc: 'size past which an export file is closed and the type goes on in the next file (a resource is never split)' },
+  SYNC_API_KEY: { key: 'syncApiKey', kind: 'string', default: undefined, doc: 'npm run sync only: the API key sent to the upstream directory (never on the command line, never logged)' },
 } as const;
 
 export class ConfigError extends Error {}
