@@ -83,6 +83,12 @@ async function walk(url: string, headers: Record<string, string> = {}): Promise<
   return out;
 }
 
+/** Half the practitioners were updated at or after this instant: a window a mirror asks for. */
+const updated = byType.Practitioner.map((r) => Date.parse(r.meta.lastUpdated as string)).sort((a, b) => a - b);
+const since = new Date(updated[Math.floor(updated.length / 2)]).toISOString();
+const until = new Date(updated[Math.floor((updated.length * 7) / 8)]).toISOString();
+const at = (r: Res) => Date.parse(r.meta.lastUpdated as string);
+
 const cases: { type: 'Practitioner' | 'Organization'; version?: 'v1'; sort: string; filter?: [string, (r: Res) => boolean] }[] = [
   { type: 'Practitioner', sort: 'family' },
   { type: 'Practitioner', sort: '-family' },
@@ -95,6 +101,11 @@ const cases: { type: 'Practitioner' | 'Organization'; version?: 'v1'; sort: stri
   { type: 'Practitioner', sort: 'family,-given' },
   { type: 'Practitioner', sort: '-given,_lastUpdated,_id' },
   { type: 'Practitioner', sort: 'family', filter: ['active=true', (r) => r.active === true] },
+  // a range of the sort key itself bounds the walk of its index (src/fhir/sort.ts sortBounds)
+  { type: 'Practitioner', sort: '_lastUpdated', filter: [`_lastUpdated=ge${since}`, (r) => at(r) >= Date.parse(since)] },
+  { type: 'Practitioner', sort: '-_lastUpdated', filter: [`_lastUpdated=ge${since}`, (r) => at(r) >= Date.parse(since)] },
+  { type: 'Practitioner', sort: '_lastUpdated,family', filter: [`_lastUpdated=gt${since}&_lastUpdated=lt${until}`, (r) => at(r) > Date.parse(since) && at(r) < Date.parse(until)] },
+  { type: 'Practitioner', sort: '-_lastUpdated', filter: [`_lastUpdated=ge${since}&active=true`, (r) => at(r) >= Date.parse(since) && r.active === true] },
   { type: 'Organization', sort: 'name' },
   { type: 'Organization', sort: '-address-city,name' },
   { type: 'Organization', sort: 'address-postalcode', filter: ['active=true', (r) => r.active === true] },
@@ -167,4 +178,27 @@ t.test('the CapabilityStatement says which keys sort each type', async (t) => {
     const listed = /descending: ([^.]*)\./.exec(doc)?.[1].split(', ') ?? [];
     t.same(listed, keys, `${version} ${type}`);
   }
+});
+
+t.test('a range of the sort key starts and ends the walk of its index: nothing before it is read', async (t) => {
+  const { parseSearch } = await import('../src/fhir/parse.ts');
+  const { sortedPageQuery, sortBounds } = await import('../src/fhir/sort.ts');
+  const { registry } = await import('../src/registry/index.ts');
+  const { run } = await import('../src/store/run.ts');
+  const { sql } = await import('../src/fhir/statement.ts');
+  const parse = (q: string) => parseSearch([...new URLSearchParams(q)], {
+    version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(), defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 50,
+  });
+  t.equal(sortBounds(parse(`_lastUpdated=ge${since}&_sort=_lastUpdated`)).length, 1, '_lastUpdated (one value per resource) bounds its own sort');
+  t.equal(sortBounds(parse(`_lastUpdated=ge${since}&_sort=family`)).length, 0, 'not another key');
+  t.equal(sortBounds(parse('family=mar&_sort=family')).length, 0, 'nor a key of several values per resource');
+  const req = parse(`_lastUpdated=ge${since}&_sort=_lastUpdated`);
+  const plan = await db.sql.begin(async (tx) => {
+    await tx`set local enable_seqscan = off`;
+    await tx`set local enable_bitmapscan = off`;
+    return run<{ 'QUERY PLAN': string }[]>(tx, sql`explain ${sortedPageQuery({ systemId: () => undefined, sortWalk: true }, req, 1, undefined, 51)}`);
+  });
+  const text = plan.map((r) => r['QUERY PLAN']).join('\n');
+  t.match(text, /Index (Only )?Scan using date_idx_low[^\n]*\n\s*Index Cond: \(\(param = \d+\) AND \(low >= /, `the index scan starts at the bound:\n${text}`);
+  t.notMatch(text, /SubPlan/, 'and probes nothing per row');
 });

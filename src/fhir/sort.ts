@@ -1,7 +1,8 @@
 import type { BoundParam } from '../registry/index.ts';
 import { matchSet, probe } from './compile.ts';
-import type { PlanHints, SearchRequest, SortKey } from './search-request.ts';
+import type { Condition, PlanHints, SearchRequest, SortKey } from './search-request.ts';
 import { ident, join, sql, type Statement } from './statement.ts';
+import { typeOf } from './types/index.ts';
 
 /**
  * `_sort` as keyset paging. A resource's key for a string parameter is its lowest folded value
@@ -42,6 +43,27 @@ export function sourceOf(param: BoundParam): KeySource {
   if (param.type === 'date') return SOURCES.date;
   if (param.type === 'string') return SOURCES.string;
   throw new Error(`${param.code} cannot sort`);
+}
+
+/**
+ * A date parameter read from one element that does not repeat (`meta.lastUpdated`): each resource
+ * has at most one row of it, so that row is its key and a condition on the parameter is a condition
+ * on the key itself.
+ */
+function oneRow(param: BoundParam): boolean {
+  const repeats = (step: BoundParam['paths'][number][number]) => typeof step !== 'string' ? 'ext' in step : step.endsWith('[]');
+  return param.type === 'date' && param.paths.length === 1 && !param.paths[0].some(repeats);
+}
+
+/**
+ * The conditions of a sorted search on its first key's own parameter when that parameter has one
+ * row per resource (`_lastUpdated=ge…&_sort=_lastUpdated`): they bound the walk of the key's index
+ * (read from the bound, never from the start) instead of being probed for each row walked.
+ */
+export function sortBounds(req: SearchRequest): Extract<Condition, { kind: 'date' }>[] {
+  const first = req.sort[0]?.param;
+  if (!first || !oneRow(first)) return [];
+  return req.conditions.filter((c): c is Extract<Condition, { kind: 'date' }> => c.kind === 'date' && c.param.id === first.id);
 }
 
 /** The sort keys that apply to a resource type (the registry's `sortable`). */
@@ -110,6 +132,7 @@ function phase1(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undef
   const [first, ...rest] = req.sort;
   const src = sourceOf(first.param);
   const walk = hints.sortWalk !== false || req.conditions.length === 0;
+  const bounds = walk ? sortBounds(req) : [];
   const alias = walk ? 'w' : 'm';
   const rid = sql`${ident(alias)}.rid`;
   const col = walk ? sql`w.${ident(src.column)}` : sql`m.s1`;
@@ -123,15 +146,24 @@ function phase1(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undef
     from = sql`resource w`;
     where.push(sql`w.type = ${req.type}`);
   } else {
-    from = sql`${ident(src.table)} w`;
-    where.push(sql`w.param = ${first.param.id}`);
-    // The rows that are the resource's key: none of its rows of this parameter comes before them.
-    // Read from the index alone; two rows of the same folded value are one (DISTINCT ON below).
-    const other = sql`o.${ident(src.column)}`;
-    where.push(sql`not exists (select 1 from ${ident(src.table)} o where o.param = ${first.param.id} and o.rid = w.rid and ${other} ${rawOp(first.desc ? '>' : '<')} ${col})`);
+    if (bounds.length) {
+      // The key's only row, its values matched where the index scan starts and ends.
+      const t = ident(typeOf(first.param).table.alias);
+      const matched = join(bounds.map((c) => typeOf(c.param).match(c, hints)!), 'and');
+      from = sql`(select ${t}.* from ${ident(src.table)} ${t} where ${t}.param = ${first.param.id} and ${matched}) w`;
+    } else {
+      from = sql`${ident(src.table)} w`;
+      where.push(sql`w.param = ${first.param.id}`);
+    }
+    if (!oneRow(first.param)) {
+      // The rows that are the resource's key: none of its rows of this parameter comes before them.
+      // Read from the index alone; two rows of the same folded value are one (DISTINCT ON below).
+      const other = sql`o.${ident(src.column)}`;
+      where.push(sql`not exists (select 1 from ${ident(src.table)} o where o.param = ${first.param.id} and o.rid = w.rid and ${other} ${rawOp(first.desc ? '>' : '<')} ${col})`);
+    }
   }
   // Walked, a condition is a probe of its index for the candidate, never a set built first.
-  if (walk) for (const c of req.conditions) where.push(probe(hints, c, req.type, 'w'));
+  if (walk) for (const c of req.conditions) if (!(bounds as Condition[]).includes(c)) where.push(probe(hints, c, req.type, 'w'));
   const later = rest.map((k) => keyExpr(k, rid));
   if (cursor?.phase === 1) {
     const start = typed(src, cursor.keys[0]);
@@ -156,7 +188,7 @@ function phase1(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undef
   // The output columns, as ORDER BY names them: DISTINCT ON must match its leading expressions.
   const keys = join([...[col, ...later].map((_, i) => sql`${ident(`s${i + 1}`)}`), sql`rid`], ',');
   const rows = sql`select distinct on (${keys}) ${rid}, ${join(columns, ',')}, json_build_array(${key})::text as key from ${from}
-    where ${join(where, 'and')} order by ${order} limit ${limit}`;
+    where ${where.length ? join(where, 'and') : sql`true`} order by ${order} limit ${limit}`;
   return { rows, order };
 }
 
@@ -182,8 +214,15 @@ function phase2(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undef
   return { rows, order };
 }
 
-/** Whether phase 2 can hold anything: every resource has an id. */
-export const hasPhase2 = (req: SearchRequest): boolean => sourceOf(req.sort[0].param).table !== 'resource';
+/**
+ * Whether phase 2 can hold anything: every resource has an id, and a condition on the first key's
+ * own parameter (a value, a range) only matches resources that have a value of it.
+ */
+export const hasPhase2 = (req: SearchRequest): boolean => {
+  const first = req.sort[0].param;
+  const valued = (c: Condition) => (c.kind === 'date' || c.kind === 'string' || (c.kind === 'token' && !c.not)) && c.param.id === first.id;
+  return sourceOf(first).table !== 'resource' && !req.conditions.some(valued);
+};
 
 /**
  * The rows (rid, type, id, content, ord, key) of one phase of a sorted page, in page order: at most

@@ -1,5 +1,6 @@
 import type { Sql } from '../db.ts';
 import { matchSet } from '../fhir/compile.ts';
+import { sortBounds } from '../fhir/sort.ts';
 import { normalize, prefixUpperBound } from '../fhir/normalize.ts';
 import type { Condition, PlanHints, SearchRequest } from '../fhir/search-request.ts';
 import { sql, type Statement } from '../fhir/statement.ts';
@@ -121,6 +122,8 @@ export class Planner {
    * are counted, up to the crossover.
    */
   private async walksSortKey(db: Sql, lookups: Sql, hints: PlanHints, req: SearchRequest): Promise<boolean> {
+    // Conditions that all bound the key's own index: the walk reads the matches and nothing else.
+    if (sortBounds(req).length === req.conditions.length) return true;
     const first = req.sort[0].param;
     const crossover = Math.ceil(Math.sqrt(((req.count + 1) * (await this.keyRows(db, first, req.type))) / SORT_ROW_COST));
     const criteria = req.criteria.map(([k, v]) => `${k}=${v}`).sort().join('&');
