@@ -25,7 +25,7 @@ type Res = Record<string, any>; // eslint-disable-line @typescript-eslint/no-exp
 const read = (type: string): Res[] => readFileSync(path.join(dir, `${type}.ndjson`), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Res);
 const byType: Record<string, Res[]> = { Practitioner: read('Practitioner'), Organization: read('Organization') };
 
-const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
+const { app, db, deps } = await testApp(t, { env: { API_KEYS: API_KEY } });
 await load(db, [dir]);
 
 /** Case, accents and punctuation folded, as string search compares (written here on its own). */
@@ -196,9 +196,25 @@ t.test('a range of the sort key starts and ends the walk of its index: nothing b
   const plan = await db.sql.begin(async (tx) => {
     await tx`set local enable_seqscan = off`;
     await tx`set local enable_bitmapscan = off`;
-    return run<{ 'QUERY PLAN': string }[]>(tx, sql`explain ${sortedPageQuery({ systemId: () => undefined, sortWalk: true }, req, 1, undefined, 51)}`);
+    return run<{ 'QUERY PLAN': string }[]>(tx, sql`explain ${sortedPageQuery({ systemId: () => undefined, sortPath: 'walk' }, req, 1, undefined, 51)}`);
   });
   const text = plan.map((r) => r['QUERY PLAN']).join('\n');
   t.match(text, /Index (Only )?Scan using date_idx_low[^\n]*\n\s*Index Cond: \(\(param = \d+\) AND \(low >= /, `the index scan starts at the bound:\n${text}`);
   t.notMatch(text, /SubPlan/, 'and probes nothing per row');
+});
+
+t.test('a filtered sort reads the same pages on each of its three paths', async (t) => {
+  const planner = deps.executor.planner;
+  const decide = planner.decide.bind(planner);
+  t.teardown(() => { planner.decide = decide; });
+  for (const q of ['active=true&_sort=-given,family', `_lastUpdated=ge${since}&_sort=given`, 'active=true&_sort=-_lastUpdated']) {
+    const chosen = await walk(`/fhir/v2/Practitioner?${q}`);
+    t.ok(chosen.statuses.length >= 3, `${q}: several pages (${chosen.statuses.length})`);
+    for (const path of ['walk', 'hashed', 'sorted'] as const) {
+      planner.decide = async (...args) => ({ ...(await decide(...args)), sortPath: path });
+      const forced = await walk(`/fhir/v2/Practitioner?${q}`);
+      t.same(forced.ids, chosen.ids, `${q} on the ${path} path: the same resources in the same order`);
+    }
+    planner.decide = decide;
+  }
 });

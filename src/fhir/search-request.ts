@@ -101,6 +101,12 @@ export interface PlanHints {
   commonNeedles?: ReadonlySet<string>;
   /** `param/norm` of prefix values whose range holds fewer rows than a key-order walk would read. */
   rarePrefixes?: ReadonlySet<string>;
-  /** a sorted search with conditions: walk the first sort key's index (many matches) or sort the matches (few). */
-  sortWalk?: boolean;
+  /**
+   * How a sorted search with conditions reads its first phase (src/fhir/sort.ts): `walk` the first
+   * key's index probing the conditions per row (many matches), `hashed` walk it keeping the rows in
+   * the matches' set hashed once, or `sorted` read and sort the matches (few). Default `walk`.
+   */
+  sortPath?: SortPath;
 }
+
+export type SortPath = 'walk' | 'hashed' | 'sorted';

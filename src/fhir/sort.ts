@@ -125,13 +125,15 @@ function outputOrder(dirs: boolean[], ridDesc: boolean): Statement {
 
 /**
  * Phase 1: the resources with a first-key value. Walked in the order of that key's index (each
- * resource once, at its lowest or highest row) with the conditions probed per candidate, when the
- * matches are many (the planner decides, `sortWalk`); else every match read and sorted.
+ * resource once, at its lowest or highest row), the conditions probed per candidate when the matches
+ * are many, or the matches' set hashed once when they are fewer; when they are few, every match
+ * read and sorted (the planner decides, `sortPath`).
  */
 function phase1(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undefined, limit: number): PhaseRows {
   const [first, ...rest] = req.sort;
   const src = sourceOf(first.param);
-  const walk = hints.sortWalk !== false || req.conditions.length === 0;
+  const path = req.conditions.length === 0 ? 'walk' : (hints.sortPath ?? 'walk');
+  const walk = path !== 'sorted';
   const bounds = walk ? sortBounds(req) : [];
   const alias = walk ? 'w' : 'm';
   const rid = sql`${ident(alias)}.rid`;
@@ -162,8 +164,14 @@ function phase1(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undef
       where.push(sql`not exists (select 1 from ${ident(src.table)} o where o.param = ${first.param.id} and o.rid = w.rid and ${other} ${rawOp(first.desc ? '>' : '<')} ${col})`);
     }
   }
-  // Walked, a condition is a probe of its index for the candidate, never a set built first.
-  if (walk) for (const c of req.conditions) if (!(bounds as Condition[]).includes(c)) where.push(probe(hints, c, req.type, 'w'));
+  if (path === 'hashed') {
+    // Inside an expression the set is not made a join: PostgreSQL builds it once, hashed (a hashed
+    // SubPlan, which the planner checks it will be), and each row walked is one lookup in it.
+    where.push(sql`coalesce(w.rid in (${matchSet(hints, req)}), false)`);
+  } else if (walk) {
+    // Walked, a condition is a probe of its index for the candidate, never a set built first.
+    for (const c of req.conditions) if (!(bounds as Condition[]).includes(c)) where.push(probe(hints, c, req.type, 'w'));
+  }
   const later = rest.map((k) => keyExpr(k, rid));
   if (cursor?.phase === 1) {
     const start = typed(src, cursor.keys[0]);
