@@ -46,8 +46,10 @@ function settings(): string[] {
   const mb = (share: number) => `${Math.max(128, Math.floor((os.totalmem() * share) / 2 ** 20))}MB`;
   return [
     `shared_buffers = ${mb(0.2)}`, `effective_cache_size = ${mb(0.3)}`, 'work_mem = 32MB', 'maintenance_work_mem = 1GB',
-    'max_wal_size = 8GB', 'wal_buffers = 128MB', 'checkpoint_timeout = 15min', 'random_page_cost = 1.1', 'jit = off',
-    'max_connections = 200', "wal_keep_size = '16GB'",
+    // WAL kept for a standby that falls behind, and recycled segments, are copied with the primary:
+    // enough for minutes of lag, not so much that the two copies outgrow the disk at scale 1.
+    'max_wal_size = 4GB', 'wal_buffers = 128MB', 'checkpoint_timeout = 15min', 'random_page_cost = 1.1', 'jit = off',
+    'max_connections = 200', "wal_keep_size = '2GB'",
   ];
 }
 

@@ -2,7 +2,7 @@ import type { Sql } from '../db.ts';
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { registry as defaultRegistry, type Registry } from '../registry/index.ts';
-import { addCounts, emptyCounts, loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
+import { addCounts, analyzeChanged, emptyCounts, loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { TokenSystems } from '../store/token-systems.ts';
 import { bulkLoad } from './bulk-load.ts';
 import { clipReason } from './echo.ts';
@@ -172,20 +172,7 @@ async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOpt
     }
     opts.onProgress?.({ entries, bytes });
   }
-  await analyzeChanged(sql);
+  await analyzeChanged(sql, counts.inserted + counts.updated + counts.deleted);
   return { ...counts, rejected, rejectedFiles, files: files.length, elapsedMs: Date.now() - t0, indexMs: 0 };
 }
 
-/**
- * Statistics for the tables a load changed much: the planner chooses every search's plan from them,
- * and autovacuum may take minutes to notice. A table never analyzed, or whose changes since its last
- * analysis exceed a fifth of its rows, is analyzed now.
- */
-async function analyzeChanged(sql: Sql): Promise<void> {
-  const stale = await sql<{ name: string }[]>`
-    select s.relname as name from pg_stat_user_tables s join pg_class c on c.oid = s.relid
-    where s.relname in ('resource', 'token_idx', 'string_idx', 'date_idx', 'reference_idx')
-      and s.schemaname = current_schema()
-      and ((s.last_analyze is null and s.last_autoanalyze is null) or s.n_mod_since_analyze > 1000 + 0.2 * greatest(c.reltuples, 0))`;
-  for (const { name } of stale) await sql.unsafe(`analyze ${name}`);
-}

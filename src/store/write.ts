@@ -317,3 +317,20 @@ export async function writeBatch(
   };
   return tx ? run(tx) : sql.begin(run);
 }
+
+/**
+ * Statistics for the tables a load (or a sync) changed much: the planner chooses every search's plan
+ * from them, and autovacuum may take minutes to notice. A table never analyzed, analyzed empty, or
+ * whose changes since its last analysis exceed a fifth of its rows, is analyzed now; so is every
+ * table when `written`, the resources the caller wrote, exceeds a fifth of the resources (the
+ * statistics views lag the last transactions by up to seconds).
+ */
+export async function analyzeChanged(sql: Sql, written = 0): Promise<void> {
+  const stale = await sql<{ name: string }[]>`
+    select s.relname as name from pg_stat_user_tables s join pg_class c on c.oid = s.relid
+    where s.relname in ('resource', 'token_idx', 'string_idx', 'date_idx', 'reference_idx')
+      and s.schemaname = current_schema()
+      and ((s.last_analyze is null and s.last_autoanalyze is null) or c.reltuples <= 0 or s.n_mod_since_analyze > 1000 + 0.2 * c.reltuples
+        or ${written} > 1000 + 0.2 * (select greatest(r.reltuples, 0) from pg_class r where r.oid = 'resource'::regclass))`;
+  for (const { name } of stale) await sql.unsafe(`analyze ${name}`);
+}
