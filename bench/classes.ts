@@ -63,6 +63,9 @@ function byFrequency(xs: string[]): string[] {
   return [...n.keys()].sort((a, b) => n.get(b)! - n.get(a)!);
 }
 
+/** The classes a mixed run draws from: every class but the deep walk's and total-accurate (one broad count, not a search users repeat). */
+export const inMixedRun = (name: string): boolean => !name.startsWith('deep') && name !== 'total-accurate';
+
 /** One sort of `sorted-first` and `sorted-deep`: a fixed search, or one search per sampled value. */
 export interface Sort {
   label: string;

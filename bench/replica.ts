@@ -15,7 +15,7 @@ import { connectPools, endPools, migrate, connectUrl } from '../src/db.ts';
 import { SERVER_NODE_FLAGS } from '../src/node-flags.ts';
 import { ReplicaSet } from '../src/store/replicas.ts';
 import { primaryCluster, replayed, standbyOf } from '../tests/helpers/replication.ts';
-import { buildClasses, type ClassName } from './classes.ts';
+import { buildClasses, inMixedRun, type ClassName } from './classes.ts';
 import { existingDataset, generateDataset, incrementalSlice, sampleResources, scaleDir } from './dataset.ts';
 import { httpOk, log, mixedChildRun, startChild, type MixedStats, type RunStats } from './drive.ts';
 import { runLoadJob } from './load-child.ts';
@@ -77,7 +77,7 @@ export async function replicaScenario(o: ReplicaOptions): Promise<number> {
     const ds = (await existingDataset(o.scale, o.seed)) ?? (await generateDataset(o.scale, o.seed, log));
     const samples = await sampleResources(ds, o.sample, o.seed);
     const classes = [...buildClasses(samples, o.seed).values()]
-      .filter((c) => (o.classes as string[]).includes(c.name) && c.paths.length > 0)
+      .filter((c) => (o.classes as string[]).includes(c.name) && c.paths.length > 0 && inMixedRun(c.name))
       .map((c) => ({ name: c.name, paths: c.paths }));
     const dir = path.join(scaleDir(o.scale), 'replica');
     await mkdir(dir, { recursive: true });

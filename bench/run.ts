@@ -19,7 +19,7 @@ import { SERVER_NODE_FLAGS } from '../src/node-flags.ts';
 import { connectPools, connectUrl, migrate, splitPool, type Sql } from '../src/db.ts';
 import { startEmbedded, type EmbeddedHandle } from '../src/embedded.ts';
 import { LOADER_CONNECTIONS } from '../src/load/loader.ts';
-import { buildClasses, CLASS_NAMES, NEXT_PAGE_SOURCES, searchPath, sortedDeepStarts, type ClassName, type QueryClass } from './classes.ts';
+import { buildClasses, CLASS_NAMES, inMixedRun, NEXT_PAGE_SOURCES, searchPath, sortedDeepStarts, type ClassName, type QueryClass } from './classes.ts';
 import {
   BENCH_DIR, diskPlan, existingDataset, formatBytes, freeBytes, generateDataset, incrementalSlice, sampleResources, scaleDir,
   type Dataset,
@@ -529,7 +529,7 @@ async function main(): Promise<number> {
     result.classes = out;
 
     // The mixed run: every class measured above but the deep walk's and total-accurate, drawn uniformly.
-    const mixable = classes.filter((c) => c.paths.length && !c.name.startsWith('deep-') && c.name !== 'total-accurate');
+    const mixable = classes.filter((c) => c.paths.length && inMixedRun(c.name));
     if (wanted('mixed') && mixable.length) {
       log(`mixed: ${mixable.length} classes at c=${MIXED_CONCURRENCY} for ${opts.duration} s`);
       const mixed = await serverRun('the mixed run', () => mixedChildRun({
