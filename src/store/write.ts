@@ -6,9 +6,12 @@ import { COPY_COLUMNS, indexLines, SYSTEM_MARK, systemMark, type CopyTable } fro
 import type { TokenSystems } from './token-systems.ts';
 
 /**
- * The write path: upsert by (type, id) with change detection, index rows rewritten in the same
+ * The write path: upsert by (type, id) with change detection, index rows written in the same
  * transaction as the resource. Content equal to the stored one apart from meta.versionId and
- * meta.lastUpdated is a no-op; a real change increments the server's versionId.
+ * meta.lastUpdated is a no-op; a real change increments the server's versionId and rewrites the
+ * index rows of the parameters whose rows changed, no others.
+ *
+ * Invariant: a resource's index rows are those the registry extracts from its stored content.
  */
 export type WriteEntry =
   | { op: 'put'; type: ResourceType; id: string; lastUpdated: string; text: string; index: IndexCopy }
@@ -184,8 +187,9 @@ export function lastWins(entries: WriteEntry[]): WriteEntry[] {
 }
 
 /**
- * Deletes the index rows of rewritten or deleted resources. The rid-side indexes lead with the
- * parameter, so the rows are addressed as (param, rid) for every parameter of the resource's type.
+ * Deletes the index rows of deleted resources (or rewritten ones whose earlier rows are not known).
+ * The rid-side indexes lead with the parameter, so the rows are addressed as (param, rid) for every
+ * parameter of the resource's type.
  */
 export async function deleteIndexRows(tx: Db, registry: Registry, items: { rid: string; type: string }[]): Promise<void> {
   if (items.length === 0) return;
@@ -258,6 +262,63 @@ export async function insertIndexRows(tx: Db, systems: TokenSystems, items: { ri
   return count;
 }
 
+/** The index tables in IndexCopy's order. */
+const INDEX_TABLES = ['token_idx', 'string_idx', 'date_idx', 'reference_idx'] as const;
+const copyLines = (c: IndexCopy) => [c.token, c.string, c.date, c.reference];
+
+/** The lines of one IndexCopy table text by parameter, token systems written as their URIs. */
+function linesByParam(text: string, systems: string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const param = line.slice(1, line.indexOf('\t', 1));
+    const resolved = systems.length ? line.replace(SYSTEM_MARK, (_, i: string) => `\x02${systems[Number(i)]}\x02`) : line;
+    const lines = out.get(param);
+    if (lines) lines.push(resolved);
+    else out.set(param, [resolved]);
+  }
+  return out;
+}
+
+const sameLines = (a: string[] | undefined, b: string[] | undefined) => {
+  if (!a || !b || a.length !== b.length) return a === b;
+  const x = [...a].sort();
+  const y = [...b].sort();
+  return x.every((l, i) => l === y[i]);
+};
+
+/**
+ * What an update changes in the index: per table, the parameters whose rows differ between the
+ * stored content's rows (`before`) and the new ones, and the new rows of those parameters only.
+ */
+export function indexChange(before: IndexCopy, after: IndexCopy): { params: number[][]; rows: IndexCopy } {
+  const params: number[][] = [];
+  const kept: string[] = [];
+  let count = 0;
+  const beforeTables = copyLines(before);
+  copyLines(after).forEach((text, t) => {
+    const was = linesByParam(beforeTables[t], before.systems);
+    const now = linesByParam(text, after.systems);
+    const changed = new Set<string>();
+    for (const p of new Set([...was.keys(), ...now.keys()])) if (!sameLines(was.get(p), now.get(p))) changed.add(p);
+    params.push([...changed].map(Number));
+    const lines = text === '' ? [] : text.slice(0, -1).split('\n').filter((l) => changed.has(l.slice(1, l.indexOf('\t', 1))));
+    count += lines.length;
+    kept.push(lines.length ? `${lines.join('\n')}\n` : '');
+  });
+  const [token, string, date, reference] = kept;
+  return { params, rows: { token, string, date, reference, count, systems: after.systems } };
+}
+
+/** Deletes the index rows of the given (param, rid) pairs, per table (INDEX_TABLES order). */
+async function deleteParamRows(tx: Db, pairs: { params: number[]; rids: string[] }[]): Promise<void> {
+  for (const [t, { params, rids }] of pairs.entries()) {
+    if (params.length === 0) continue;
+    await tx`delete from ${tx(INDEX_TABLES[t])} x using unnest(${params}::int[], ${rids}::bigint[]) as d(param, rid)
+             where x.param = d.param and x.rid = d.rid`;
+  }
+}
+
 export function systemsOf(entries: WriteEntry[]): string[] {
   const out = new Set<string>();
   for (const e of entries) if (e.op === 'put') for (const uri of e.index.systems) out.add(uri);
@@ -291,7 +352,7 @@ export async function writeBatch(
     if (puts.length) {
       // The JSON of each resource is already there: the payload is spliced, not serialised again.
       const payload = `[${puts.map((e) => `{"type":${JSON.stringify(e.type)},"id":${JSON.stringify(e.id)},"last_updated":${JSON.stringify(e.lastUpdated)},"content":${e.text}}`).join(',')}]`;
-      const written = await db<{ rid: string; type: string; id: string; inserted: boolean }[]>`
+      const written = await db<{ rid: string; type: string; id: string; inserted: boolean; before: string | null }[]>`
         insert into resource as r (type, id, version_id, last_updated, content)
         select x.type, x.id, 1, x.last_updated, x.content
         from jsonb_to_recordset(${payload}::text::jsonb) as x(type text, id text, last_updated timestamptz, content jsonb)
@@ -300,14 +361,34 @@ export async function writeBatch(
               last_updated = excluded.last_updated,
               content = jsonb_set(excluded.content, '{meta,versionId}', to_jsonb((r.version_id + 1)::text))
           where (r.content #- '{meta,versionId}' #- '{meta,lastUpdated}') <> (excluded.content #- '{meta,versionId}' #- '{meta,lastUpdated}')
-        returning r.rid, r.type, r.id, (r.xmax = 0) as inserted`;
+        returning r.rid, r.type, r.id, (r.xmax = 0) as inserted,
+          -- The version replaced: a subquery of RETURNING sees the rows as they were before this
+          -- statement. None when another transaction changed the row since this one's snapshot.
+          case when r.xmax <> 0 then (select o.content::text from resource o where o.rid = r.rid and o.version_id = r.version_id - 1) end as before`;
       const byKey = new Map(puts.map((e) => [`${e.type}/${e.id}`, e]));
+      const indexOf = (w: { type: string; id: string }) => (byKey.get(`${w.type}/${w.id}`) as Extract<WriteEntry, { op: 'put' }>).index;
       const updated = written.filter((w) => !w.inserted);
-      await deleteIndexRows(db, registry, updated);
+      const rewritten = updated.filter((w) => w.before === null);
+      const pairs = INDEX_TABLES.map(() => ({ params: [] as number[], rids: [] as string[] }));
+      const rows = new Map<string, IndexCopy>();
+      for (const w of updated) {
+        if (w.before === null) continue;
+        const before = encodeRows(extractorFor(registry, w.type as ResourceType)(JSON.parse(w.before)));
+        const change = indexChange(before, indexOf(w));
+        change.params.forEach((ps, t) => {
+          for (const p of ps) {
+            pairs[t].params.push(p);
+            pairs[t].rids.push(w.rid);
+          }
+        });
+        rows.set(w.rid, change.rows);
+      }
+      await deleteIndexRows(db, registry, rewritten);
+      await deleteParamRows(db, pairs);
       counts.indexRows = await insertIndexRows(
         db,
         systems,
-        written.map((w) => ({ rid: w.rid, index: (byKey.get(`${w.type}/${w.id}`) as Extract<WriteEntry, { op: 'put' }>).index })),
+        written.map((w) => ({ rid: w.rid, index: rows.get(w.rid) ?? indexOf(w) })),
       );
       counts.inserted = written.length - updated.length;
       counts.updated = updated.length;
