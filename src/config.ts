@@ -47,7 +47,7 @@ export type Config = Static<typeof ConfigSchema>;
 export const ENV_VARS = {
   PORT: { key: 'port', kind: 'int', default: '8080', doc: 'HTTP port' },
   HOST: { key: 'host', kind: 'string', default: '0.0.0.0', doc: 'listen address' },
-  DATABASE_URL: { key: 'databaseUrl', kind: 'string', default: undefined, doc: 'PostgreSQL ≥ 14 URL; unset ⇒ embedded PostgreSQL in DATA_DIR' },
+  DATABASE_URL: { key: 'databaseUrl', kind: 'string', default: undefined, doc: 'PostgreSQL ≥ 14 URL (a Unix socket as libpq writes it: postgres://user@localhost/db?host=/var/run/postgresql); unset ⇒ embedded PostgreSQL in DATA_DIR' },
   DATA_DIR: { key: 'dataDir', kind: 'string', default: '.data', doc: 'folder of the embedded PostgreSQL' },
   LOG_LEVEL: { key: 'logLevel', kind: 'string', default: 'info', doc: 'pino level: fatal error warn info debug trace silent' },
   PUBLIC_BASE_URL: { key: 'publicBaseUrl', kind: 'string', default: undefined, doc: 'scheme://host[:port][/prefix] under which clients reach the server; /fhir/v1 or /fhir/v2 is appended. Unset ⇒ taken from the request (Host, X-Forwarded-Proto)' },

@@ -95,18 +95,36 @@ const reconnectBackoff = (retries: number) => (0.5 + Math.random() / 2) * Math.m
 /** Seconds a connection attempt may take (postgres.js: 30) before it fails and is tried again. */
 const CONNECT_TIMEOUT_S = 5;
 
+/**
+ * The Unix-domain socket a URL names, in libpq's forms: the directory as the `host` parameter
+ * (`postgres://user@localhost/db?host=/var/run/postgresql`) or as a percent-encoded host
+ * (`postgres://user@%2Fvar%2Frun%2Fpostgresql/db`); the socket file is `<dir>/.s.PGSQL.<port>`.
+ * postgres.js reads neither (it sends `host` to the server as a setting), so the path is given to
+ * it as an option and the parameter taken out.
+ */
+export function unixSocket(url: string): { path: string; url: string } | undefined {
+  const u = new URL(url);
+  const param = u.searchParams.get('host');
+  const host = decodeURIComponent(u.hostname);
+  const dir = param?.startsWith('/') ? param : host.startsWith('/') ? host : undefined;
+  if (dir === undefined) return undefined;
+  u.searchParams.delete('host');
+  if (!param) u.hostname = 'localhost';
+  return { path: `${dir.replace(/\/+$/, '')}/.s.PGSQL.${u.port || '5432'}`, url: u.toString() };
+}
+
 export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
   assertPatchedDriver();
-  const u = new URL(url);
-  const tcp = !u.searchParams.has('host') && u.hostname !== '';
+  const socket = unixSocket(url);
   // Past its statement timeout and a margin, a server that has said nothing is gone (src/db-socket.ts).
   const silence = opts.statementTimeoutMs ? opts.statementTimeoutMs + SILENCE_MARGIN_MS : undefined;
-  return postgres(url, {
+  return postgres(socket?.url ?? url, {
     max: opts.max ?? 10,
     onnotice: () => {},
     backoff: reconnectBackoff,
     connect_timeout: CONNECT_TIMEOUT_S,
-    ...(tcp ? { socket: ((o: Parameters<typeof pgSocket>[0]) => pgSocket(o, silence)) as never } : {}),
+    // A local socket closes when its server goes: only TCP needs to watch for silence.
+    ...(socket ? { path: socket.path } : { socket: ((o: Parameters<typeof pgSocket>[0]) => pgSocket(o, silence)) as never }),
     types: { date: TIMESTAMPTZ } as never,
     connection: {
       plan_cache_mode: opts.plans === 'generic' ? 'force_generic_plan' : 'force_custom_plan',

@@ -2,7 +2,8 @@ import t from 'tap';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { listMigrations, migrate, MigrationError, SQL_DIR } from '../src/db.ts';
+import { existsSync } from 'node:fs';
+import { connectUrl, listMigrations, migrate, MigrationError, SQL_DIR, unixSocket } from '../src/db.ts';
 import { startEmbedded } from '../src/embedded.ts';
 import { testDatabase } from './helpers/db.ts';
 
@@ -66,4 +67,26 @@ t.test('small COPYs do not wait for delayed ACKs (TCP_NODELAY on the pools\' soc
   const took = performance.now() - started;
   t.ok(took < 400, `20 COPYs of one row in ${took.toFixed(0)} ms`);
   t.equal((await db.sql`select count(*)::int as n from copy_nodelay`)[0].n, 20);
+});
+
+t.test('DATABASE_URL may name a Unix-domain socket, in either of libpq\'s forms', async (t) => {
+  t.same(unixSocket('postgres://u@localhost/db?host=/var/run/postgresql&sslmode=disable'), {
+    path: '/var/run/postgresql/.s.PGSQL.5432',
+    url: 'postgres://u@localhost/db?sslmode=disable',
+  });
+  t.equal(unixSocket('postgresql://u:p@%2Ftmp%2Fpg%2F:6543/db')?.path, '/tmp/pg/.s.PGSQL.6543');
+  t.equal(unixSocket('postgres://u@127.0.0.1:5432/db'), undefined, 'TCP stays TCP');
+  t.equal(unixSocket('postgres://u@db.example/db?host=db2.example'), undefined, 'a host name in host= is not a socket');
+
+  // The machine's own PostgreSQL (the guide's machines and CI run one), when there is one.
+  const dir = '/var/run/postgresql';
+  const skip = existsSync(`${dir}/.s.PGSQL.5432`) ? false : `no PostgreSQL socket in ${dir}`;
+  t.test('connected through the socket', { skip }, async (t) => {
+    for (const url of [`postgres://postgres@localhost/postgres?host=${dir}`, `postgres://postgres@${encodeURIComponent(dir)}/postgres`]) {
+      const sql = connectUrl(url, { max: 1 });
+      const [{ addr }] = await sql<{ addr: string | null }[]>`select inet_server_addr()::text as addr`;
+      t.equal(addr, null, `${url}: no TCP address on a Unix socket`);
+      await sql.end();
+    }
+  });
 });
