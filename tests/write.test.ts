@@ -124,11 +124,13 @@ t.test('a resource changed by another transaction while the update waited is rew
   });
   await locked;
   const waiting = write([practitioner({ name: [{ family: 'Last', given: ['Writer'] }], meta: { lastUpdated: '2024-06-01T00:00:00Z' } })]);
-  for (let i = 0; i < 100; i++) {
+  let waited = false;
+  for (let i = 0; i < 100 && !waited; i++) {
     const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`;
-    if (n > 0) break;
-    await new Promise((r) => setTimeout(r, 50));
+    waited = n > 0;
+    if (!waited) await new Promise((r) => setTimeout(r, 50));
   }
+  t.ok(waited, 'the update waited for the row the other transaction held');
   release();
   t.equal((await waiting).updated, 1);
   const [{ family }] = await sql<{ family: string }[]>`select content #>> '{name,0,family}' as family from resource where rid = ${rid}`;

@@ -2,7 +2,7 @@ import type { Db, Sql } from '../db.ts';
 import { extractorFor, type IndexRows } from '../fhir/extract.ts';
 import { checkResource, InvalidResource } from '../fhir/resource.ts';
 import type { Registry, ResourceType } from '../registry/index.ts';
-import { COPY_COLUMNS, indexLines, SYSTEM_MARK, systemMark, type CopyTable } from './copy-encode.ts';
+import { COPY_COLUMNS, COPY_TABLES, indexLines, SYSTEM_MARK, systemMark, type CopyTable } from './copy-encode.ts';
 import type { TokenSystems } from './token-systems.ts';
 
 /**
@@ -186,6 +186,10 @@ export function lastWins(entries: WriteEntry[]): WriteEntry[] {
   return [...byKey.values()];
 }
 
+/** The index tables, in IndexCopy's order. */
+const INDEX_TABLES = COPY_TABLES.filter((t): t is Exclude<CopyTable, 'resource'> => t !== 'resource');
+const copyLines = (c: IndexCopy) => [c.token, c.string, c.date, c.reference];
+
 /**
  * Deletes the index rows of deleted resources (or rewritten ones whose earlier rows are not known).
  * The rid-side indexes lead with the parameter, so the rows are addressed as (param, rid) for every
@@ -195,7 +199,7 @@ export async function deleteIndexRows(tx: Db, registry: Registry, items: { rid: 
   if (items.length === 0) return;
   const rids = items.map((i) => i.rid);
   const params = [...new Set(items.flatMap((i) => registry.forType(i.type as ResourceType).map((p) => p.id)))];
-  for (const table of ['token_idx', 'string_idx', 'date_idx', 'reference_idx'] as const) {
+  for (const table of INDEX_TABLES) {
     await tx`delete from ${tx(table)} where param = any(${params}::int[]) and rid = any(${rids}::bigint[])`;
   }
 }
@@ -262,25 +266,26 @@ export async function insertIndexRows(tx: Db, systems: TokenSystems, items: { ri
   return count;
 }
 
-/** The index tables in IndexCopy's order. */
-const INDEX_TABLES = ['token_idx', 'string_idx', 'date_idx', 'reference_idx'] as const;
-const copyLines = (c: IndexCopy) => [c.token, c.string, c.date, c.reference];
-
-/** The lines of one IndexCopy table text by parameter, token systems written as their URIs. */
-function linesByParam(text: string, systems: string[]): Map<string, string[]> {
-  const out = new Map<string, string[]>();
+/**
+ * The lines of one IndexCopy table text by parameter: as they are (`lines`) and as compared
+ * (`keys`: token systems written as their URIs, which the marks of two encodings number apart).
+ */
+function linesByParam(text: string, systems: string[]): Map<string, { lines: string[]; keys: string[] }> {
+  const out = new Map<string, { lines: string[]; keys: string[] }>();
   for (const line of text.split('\n')) {
     if (line === '') continue;
     const param = line.slice(1, line.indexOf('\t', 1));
-    const resolved = systems.length ? line.replace(SYSTEM_MARK, (_, i: string) => `\x02${systems[Number(i)]}\x02`) : line;
-    const lines = out.get(param);
-    if (lines) lines.push(resolved);
-    else out.set(param, [resolved]);
+    const key = systems.length ? line.replace(SYSTEM_MARK, (_, i: string) => `\x02${systems[Number(i)]}\x02`) : line;
+    const group = out.get(param);
+    if (group) {
+      group.lines.push(line);
+      group.keys.push(key);
+    } else out.set(param, { lines: [line], keys: [key] });
   }
   return out;
 }
 
-const sameLines = (a: string[] | undefined, b: string[] | undefined) => {
+const sameKeys = (a: string[] | undefined, b: string[] | undefined) => {
   if (!a || !b || a.length !== b.length) return a === b;
   const x = [...a].sort();
   const y = [...b].sort();
@@ -291,7 +296,7 @@ const sameLines = (a: string[] | undefined, b: string[] | undefined) => {
  * What an update changes in the index: per table, the parameters whose rows differ between the
  * stored content's rows (`before`) and the new ones, and the new rows of those parameters only.
  */
-export function indexChange(before: IndexCopy, after: IndexCopy): { params: number[][]; rows: IndexCopy } {
+function indexChange(before: IndexCopy, after: IndexCopy): { params: number[][]; rows: IndexCopy } {
   const params: number[][] = [];
   const kept: string[] = [];
   let count = 0;
@@ -299,12 +304,18 @@ export function indexChange(before: IndexCopy, after: IndexCopy): { params: numb
   copyLines(after).forEach((text, t) => {
     const was = linesByParam(beforeTables[t], before.systems);
     const now = linesByParam(text, after.systems);
-    const changed = new Set<string>();
-    for (const p of new Set([...was.keys(), ...now.keys()])) if (!sameLines(was.get(p), now.get(p))) changed.add(p);
-    params.push([...changed].map(Number));
-    const lines = text === '' ? [] : text.slice(0, -1).split('\n').filter((l) => changed.has(l.slice(1, l.indexOf('\t', 1))));
-    count += lines.length;
-    kept.push(lines.length ? `${lines.join('\n')}\n` : '');
+    const changed: number[] = [];
+    let out = '';
+    for (const p of new Set([...was.keys(), ...now.keys()])) {
+      if (sameKeys(was.get(p)?.keys, now.get(p)?.keys)) continue;
+      changed.push(Number(p));
+      for (const line of now.get(p)?.lines ?? []) {
+        out += `${line}\n`;
+        count++;
+      }
+    }
+    params.push(changed);
+    kept.push(out);
   });
   const [token, string, date, reference] = kept;
   return { params, rows: { token, string, date, reference, count, systems: after.systems } };
