@@ -90,3 +90,25 @@ t.test('DATABASE_URL may name a Unix-domain socket, in either of libpq\'s forms'
     }
   });
 });
+
+t.test('a failed fetch of array types fails the first query of the connection, not the process (porsager/postgres#1192)', async (t) => {
+  const db = await testDatabase(t);
+  const unhandled: unknown[] = [];
+  const onUnhandled = (err: unknown) => void unhandled.push(err);
+  process.on('unhandledRejection', onUnhandled);
+  t.teardown(() => void process.off('unhandledRejection', onUnhandled));
+  // pg_type locked: the fetch a new connection starts with waits past its statement timeout
+  const locker = await db.sql.reserve();
+  await locker`begin`;
+  await locker`lock table pg_catalog.pg_type in access exclusive mode`;
+  const pool = connectUrl(db.url, { max: 1, statementTimeoutMs: 300 });
+  t.teardown(() => pool.end({ timeout: 1 }));
+  const err = (await pool`select 1 as x`.catch((e: unknown) => e)) as { code?: string };
+  t.equal(err.code, '57014', 'the first query gets the statement timeout');
+  await locker`rollback`;
+  locker.release();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.same(unhandled, [], 'no unhandled rejection');
+  t.same(await pool`select 2 as x`, [{ x: 2 }], 'the connection serves the next query');
+  t.same((await pool`select ${['a', 'b']}::text[] as a, ${[1, 2]}::int[] as b`)[0], { a: ['a', 'b'], b: [1, 2] }, 'array parameters still work');
+});
