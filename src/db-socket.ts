@@ -85,8 +85,7 @@ class SilenceWatch {
 
   private check(): void {
     if (this.owed === 0 || Date.now() - this.since < this.silenceMs) return;
-    // Closed without an error: postgres.js then fails what it has sent (CONNECTION_CLOSED) in the
-    // same step; after an 'error' event, a query issued before 'close' would be left unanswered.
+    // Closed without an error: postgres.js fails what it has sent with CONNECTION_CLOSED (transient).
     this.stop();
     this.socket.destroy();
   }

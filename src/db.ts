@@ -137,13 +137,16 @@ export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
  * The installed postgres.js must carry patches/postgres+3.4.9.patch (applied by `npm install`): each
  * hunk fixes a failure users meet (a result of another shape after a failed statement, a refused
  * COPY that hangs, a pool queue that grows for ever, a process ended by a connection's failed first
- * statement). Checked once, on the copy this process loads.
+ * statement, a query left unanswered or a process ended when a connection closes). Checked once,
+ * on the copy this process loads.
  */
 const DRIVER_FIXES: [string, string, RegExp][] = [
   ['connection.js', 'the row counter reset after an error (porsager/postgres#1181)', /function ErrorResponse\(x\) \{\s*(?:\/\/[^\n]*\s*)*rows = 0/],
   ['connection.js', 'the end of a refused COPY (porsager/postgres#1173)', /copy\.serverDone = true/],
   ['queue.js', 'the bounded queue of idle connections', /xs = xs\.slice\(index\)/],
   ['connection.js', 'the handled failure of the array types fetch (porsager/postgres#1192)', /fetch\.arrayTypes = true/],
+  ['connection.js', 'the queries of a closed socket settled (porsager/postgres#1130, #1208)', /chunk = nextWriteTimer = null\s*socket\.removeListener/],
+  ['index.js', 'a closed reservation left to the pool (porsager/postgres#1208)', /c\.queue === reserved && onopen\(c\)/],
 ];
 const DRIVER_VERSION = '3.4.9';
 let driverChecked = false;

@@ -259,7 +259,7 @@ export async function countWithin(db: Sql, hints: PlanHints, req: SearchRequest,
 /**
  * A search's statements each end within the statement timeout, and a silent connection is closed
  * (src/db-socket.ts); this is the net below both: past `ms`, the answer is a 503 whatever the driver
- * still waits for (a query issued while its connection was failing can be left unanswered).
+ * still waits for.
  */
 export function withDeadline<T>(work: Promise<T>, ms: number | undefined): Promise<T> {
   if (!ms) return work;
