@@ -1,15 +1,13 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Database } from '../src/db.ts';
 import { clipReason, echo, ECHO_MAX } from '../src/load/echo.ts';
 import { tooDeepAt } from '../src/load/sources.ts';
-import { LOADER_NODE_FLAGS } from '../src/node-flags.ts';
 import { registry } from '../src/registry/index.ts';
 import { MAX_DEPTH, preparePutRows, TOO_DEEP } from '../src/store/write.ts';
-import { ROOT } from './helpers/app.ts';
+import { loaderCli } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
 
 /**
@@ -29,22 +27,6 @@ const write = async (name: string, content: string | Buffer) => {
 };
 /** A Practitioner with an element nesting `depth` arrays (its own object is one more level). */
 const deepText = (id: string, depth: number) => `{"resourceType":"Practitioner","id":"${id}","deep":${'['.repeat(depth)}${']'.repeat(depth)}}`;
-
-/** The loader CLI, as `npm run load` starts it, on the test database. */
-function cli(db: Database, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...LOADER_NODE_FLAGS, '--import', 'tsx', path.join(ROOT, 'src/cli/load.ts'), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: db.url },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 const db = await testDatabase(t);
 /** A bulk load needs an empty database: every run starts from one. */
@@ -79,7 +61,7 @@ const REJECTS = [
 for (const mode of [[], ['--workers', '2'], ['--bulk'], ['--bulk', '--workers', '2']]) {
   t.test(`${mode.join(' ') || 'incremental'}: the good lines are loaded, the deep and the non-UTF-8 ones rejected with file:line, exit 2`, async (t) => {
     await empty();
-    const r = await cli(db, [...mode, mixed, deepJson, latin1Json, goodJson]);
+    const r = await loaderCli(db, [...mode, mixed, deepJson, latin1Json, goodJson]);
     t.equal(r.code, 2, r.stderr);
     for (const re of REJECTS) t.match(r.stderr, re);
     t.notMatch(r.stderr, /load failed|call stack/);
@@ -95,7 +77,7 @@ t.test('--strict: a file with a deep or a non-UTF-8 line is rejected whole, the 
   const utf8Only = await write('strict/utf8.ndjson', Buffer.concat([Buffer.from(line(pra('u1', 'Un'))), Buffer.from(line(pra('u2', 'Tr\xe8s')), 'latin1')]));
   const deepOnly = await write('strict/deep.ndjson', `${line(pra('d1', 'Un'))}${deepText('d2', 10000)}\n`);
   await empty();
-  const r = await cli(db, ['--strict', good, utf8Only, deepOnly]);
+  const r = await loaderCli(db, ['--strict', good, utf8Only, deepOnly]);
   t.equal(r.code, 2, r.stderr);
   t.match(r.stderr, /strict\/utf8\.ndjson:2: not valid UTF-8\n/);
   t.match(r.stderr, /strict\/utf8\.ndjson: file rejected \(--strict\)/);
@@ -104,13 +86,13 @@ t.test('--strict: a file with a deep or a non-UTF-8 line is rejected whole, the 
   t.same(await stored(), ['g1:Bon', 'g2:Bien'], 'nothing of the rejected files');
 
   await empty();
-  const mixedStrict = await cli(db, ['--strict', good, mixed]);
+  const mixedStrict = await loaderCli(db, ['--strict', good, mixed]);
   t.equal(mixedStrict.code, 2, mixedStrict.stderr);
   t.match(mixedStrict.stderr, /mixed\.ndjson: file rejected \(--strict\)/);
   t.same(await stored(), ['g1:Bon', 'g2:Bien']);
 
   await empty();
-  const bulk = await cli(db, ['--strict', '--bulk', good, utf8Only]);
+  const bulk = await loaderCli(db, ['--strict', '--bulk', good, utf8Only]);
   t.equal(bulk.code, 2, bulk.stderr);
   t.match(bulk.stderr, /strict\/utf8\.ndjson:2: not valid UTF-8\n/);
   t.same(await stored(), [], '--bulk --strict: nothing of the load');
@@ -126,7 +108,7 @@ const bundle = await write('del.json', JSON.stringify({ resourceType: 'Bundle', 
 for (const mode of [[], ['--bulk']]) {
   t.test(`${mode.join(' ') || 'incremental'}: ids made only of dots are rejected; an id of 100 KB is echoed cut`, async (t) => {
     await empty();
-    const r = await cli(db, [...mode, file, bundle]);
+    const r = await loaderCli(db, [...mode, file, bundle]);
     t.equal(r.code, 2, r.stderr);
     t.match(r.stderr, /ids\.ndjson:1: invalid id "\."/);
     t.match(r.stderr, /ids\.ndjson:2: invalid id "\.\."/);
@@ -148,19 +130,19 @@ t.test('files of other extensions are skipped, said once each; the rest loads', 
   const inDir = await write('skip/dir/readme.md', '# not data');
   const data = await write('skip/dir/data.ndjson', line(pra('k1', 'Garde')));
   await empty();
-  const r = await cli(db, [txt, path.dirname(data)]);
+  const r = await loaderCli(db, [txt, path.dirname(data)]);
   t.equal(r.code, 0, r.stderr);
   t.equal(r.stderr.split(`${txt}: skipped: not .json, .ndjson, .json.gz or .ndjson.gz\n`).length, 2, 'the .txt named: said once');
   t.equal(r.stderr.split(`${inDir}: skipped: not .json, .ndjson, .json.gz or .ndjson.gz\n`).length, 2, 'a file found in a directory: said once');
   t.match(r.stdout, /1 file\(s\) \(2 skipped\): 1 inserted/);
   t.same(await stored(), ['k1:Garde'], 'the .txt was not read');
 
-  const only = await cli(db, [txt]);
+  const only = await loaderCli(db, [txt]);
   t.equal(only.code, 1, 'nothing to load is a failure');
   t.match(only.stderr, /notes\.txt: skipped: .*\nno file to load\n/);
 
   const emptyDir = path.dirname(await write('skip/empty/.keep', ''));
-  const none = await cli(db, [emptyDir]);
+  const none = await loaderCli(db, [emptyDir]);
   t.same({ code: none.code, said: /no file to load/.test(none.stderr) }, { code: 1, said: true }, 'an empty folder: nothing to load, a failure too');
 });
 

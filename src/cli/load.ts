@@ -2,7 +2,8 @@ import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db.ts';
-import { BulkRefused, finishInterruptedBulk } from '../load/bulk.ts';
+import { finishInterruptedBulk } from '../load/bulk.ts';
+import { failureMessage } from '../load/failure.ts';
 import { DEFAULT_CONCURRENCY, loadFiles, loaderConnections } from '../load/loader.ts';
 import { expandPaths, NOT_LOADABLE } from '../load/sources.ts';
 import { registry } from '../registry/index.ts';
@@ -128,7 +129,7 @@ async function main(): Promise<number> {
     return summary.rejected > 0 || summary.rejectedFiles > 0 ? 2 : 0;
   } catch (err) {
     if (tty) process.stderr.write('\r\x1b[K');
-    console.error(err instanceof BulkRefused ? err.message : `load failed: ${(err as Error).message}`);
+    console.error(failureMessage(err, args.values.bulk === true));
     return 1;
   } finally {
     await db.close();

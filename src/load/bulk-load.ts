@@ -4,7 +4,7 @@ import { InvalidResource } from '../fhir/resource.ts';
 import type { Registry } from '../registry/index.ts';
 import { addCounts, emptyCounts, loaderTx, preparePutRows, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { TokenSystems } from '../store/token-systems.ts';
-import { BulkCopies, endBulk, failBulk, rebuildIndexes, rowsCommitted, startBulk } from './bulk.ts';
+import { BulkCopies, BulkIncomplete, endBulk, failBulk, rebuildIndexes, rowsCommitted, startBulk } from './bulk.ts';
 import { bulkChunk, type BulkChunkResult, type ChunkOther } from './bulk-chunk.ts';
 import { COPY_BINARY, COPY_TABLES, CopyEncoder, SYSTEM_MARK } from '../store/copy-encode.ts';
 import { binaryRowsWithout } from '../store/pg-binary.ts';
@@ -220,7 +220,7 @@ export async function bulkLoad(
   } catch (err) {
     if (!committed) await copies?.abort(err as Error);
     await failBulk(sql, session).catch(() => {});
-    throw err;
+    throw committed ? new BulkIncomplete(err) : err;
   }
 }
 

@@ -26,6 +26,13 @@ const LOCK = 724012;
 
 export class BulkRefused extends Error {}
 
+/** A bulk load that failed once its rows were committed: they stay, and an incremental load of the same input finishes it. */
+export class BulkIncomplete extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
 export interface BulkSession {
   release(): Promise<void>;
 }
@@ -341,21 +348,23 @@ export class BulkCopies {
     for (const table of COPY_TABLES) {
       const sink = deferred<CopySink>();
       ready.push(sink.promise);
-      committed.push(
-        sql
-          .begin(async (tx) => {
-            await tx.unsafe(`truncate ${table}`);
-            sink.resolve(new CopySink(tx, table));
-            await barrier.promise;
-          })
-          .then(
-            () => {},
-            (err: unknown) => {
-              sink.reject(err);
-              throw err;
-            },
-          ),
-      );
+      const done = sql
+        .begin(async (tx) => {
+          await tx.unsafe(`truncate ${table}`);
+          sink.resolve(new CopySink(tx, table));
+          await barrier.promise;
+        })
+        .then(
+          () => {},
+          (err: unknown) => {
+            sink.reject(err);
+            throw err;
+          },
+        );
+      // Awaited by commit or abort; a transaction lost before then (its connection closed) must not
+      // be an unhandled rejection, which ended the loader's process.
+      done.catch(() => {});
+      committed.push(done);
     }
     try {
       return new BulkCopies(await Promise.all(ready), barrier, committed);

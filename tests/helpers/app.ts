@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
@@ -6,12 +7,29 @@ import { loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db.ts';
 import { loadFiles, type LoadSummary } from '../../src/load/loader.ts';
 import { expandPaths } from '../../src/load/sources.ts';
+import { LOADER_NODE_FLAGS } from '../../src/node-flags.ts';
 import { registry } from '../../src/registry/index.ts';
 import { testDatabase } from './db.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURES = path.join(ROOT, 'fixtures');
 export const SHARED_EXAMPLES = path.resolve(ROOT, '..', 'shared', 'ans-ig', 'examples');
+
+/** The loader CLI, as `npm run load` starts it, on the test database. */
+export function loaderCli(db: Database, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...LOADER_NODE_FLAGS, '--import', 'tsx', path.join(ROOT, 'src/cli/load.ts'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: db.url },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 /** Loads files or folders with the real loader; rejects are collected, not thrown. */
 export async function load(db: Database, paths: string[], opts: Parameters<typeof loadFiles>[3] = {}): Promise<LoadSummary & { rejects: string[] }> {
