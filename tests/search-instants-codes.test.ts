@@ -23,10 +23,11 @@ const practitioner = (id: string, lastUpdated: string, system?: string) => ({
     ...(system ? { extension: [{ url: TRACE, extension: [{ url: 'systeme-information', valueCode: system }] }] } : {}),
   },
 });
-const organization = (id: string, uses: string[]) => ({
+const organization = (id: string, uses: string[], active?: boolean) => ({
   resourceType: 'Organization',
   id,
   meta: { lastUpdated: '2024-01-01T00:00:00Z' },
+  ...(active === undefined ? {} : { active }),
   address: uses.map((use) => ({ use, city: 'Lyon' })),
 });
 
@@ -39,8 +40,8 @@ const resources = [
   practitioner('D', '2020-01-15T23:30:00-05:00', 'MSS'),
   practitioner('E', '2024-08-13T01:50:51Z'),
   practitioner('F', '2024-03-31T01:00:00Z'),
-  organization('org-work', ['work']),
-  organization('org-home-old', ['home', 'old']),
+  organization('org-work', ['work'], true),
+  organization('org-home-old', ['home', 'old'], false),
   organization('org-no-use', []),
 ];
 writeFileSync(path.join(dir, 'data.ndjson'), resources.map((r) => JSON.stringify(r)).join('\n'));
@@ -121,4 +122,22 @@ t.test('address-use (v1): its code system is implied by the element', async (t) 
     '/fhir/v1/',
   );
   await expect400(t, '/fhir/v1/Organization?address-use=a|b|c', 'address-use');
+});
+
+t.test('an id and a boolean have no system: `|value` is the value, a system is no id and no boolean', async (t) => {
+  await table(t, [
+    ['Practitioner?_id=|A', ['A']],
+    ['Practitioner?_id=|A,B', ['A', 'B']],
+    ['Practitioner?_id=http://example.org/ids|A', []],
+    ['Practitioner?_id=http://example.org/ids|', []],
+    ['Practitioner?_id=http://example.org/ids|A,C', ['C']],
+    ['Practitioner?_id:not=|A&_lastUpdated=2020-01', ['B', 'C', 'D']],
+    ['Practitioner?_id:not=http://example.org/ids|A&_lastUpdated=2020-01', ['A', 'B', 'C', 'D']],
+    ['Organization?active=|true', ['org-work']],
+    ['Organization?active=true,|false', ['org-work', 'org-home-old']],
+    ['Organization?active:not=|true', ['org-home-old', 'org-no-use']],
+  ]);
+  await expect400(t, '/fhir/v2/Organization?active=http://example.org/bool|true', 'active');
+  await expect400(t, '/fhir/v2/Organization?active=|', 'active');
+  await expect400(t, '/fhir/v2/Practitioner?_id=a|b|c', '_id');
 });

@@ -1,16 +1,25 @@
-import { unescape } from '../escape.ts';
-import { notSupported } from '../outcome.ts';
+import { splitUnescaped, unescape } from '../escape.ts';
+import { badRequest, notSupported } from '../outcome.ts';
 import type { Condition } from '../search-request.ts';
 import { sql } from '../statement.ts';
 import type { SearchType } from './search-type.ts';
 
 /**
  * `_id`: a token read from the resource table's own column (its unique key): exact and
- * case-sensitive, `:not` allowed. It has no index rows.
+ * case-sensitive, `:not` allowed. It has no index rows. An id has no system (and no `|`): `|id` is
+ * the id, `system|id` and `system|` are no id at all.
  */
 type IdCondition = Extract<Condition, { kind: 'token' }>;
 
 const ids = (c: IdCondition) => c.values.map((v) => v.code!);
+
+/** The id a value names, or undefined when it names none (a system). */
+function idOf(raw: string, name: string): string | undefined {
+  const parts = splitUnescaped(raw, '|');
+  if (parts.length === 1) return unescape(raw, name);
+  if (parts.length > 2) throw badRequest(`parameter ${name}: "${raw}" has more than one unescaped "|"`, name);
+  return parts[0] === '' ? unescape(parts[1], name) : undefined;
+}
 
 export const id: SearchType<IdCondition> = {
   table: { name: 'resource', alias: 'i' },
@@ -19,7 +28,9 @@ export const id: SearchType<IdCondition> = {
     if (modifier !== undefined && modifier !== 'not') {
       throw notSupported(`parameter ${name}: the modifier ":${modifier}" is not supported on token parameter ${param.code}`, name);
     }
-    return { kind: 'token', param, not: modifier === 'not', values: raws.map((r) => ({ code: unescape(r, name) })) };
+    const not = modifier === 'not';
+    const values = raws.map((r) => idOf(r, name)).filter((v) => v !== undefined).map((code) => ({ code }));
+    return values.length === 0 && !not ? { kind: 'none' } : { kind: 'token', param, not, values };
   },
 
   match: (c) => sql`i.id = any(${ids(c)}::text[])`,

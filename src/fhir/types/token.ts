@@ -22,15 +22,13 @@ type TokenCondition = Extract<Condition, { kind: 'token' }>;
 function parseValue(p: BoundParam, raw: string, name: string, ctx: ParseContext): TokenValue {
   const parts = splitUnescaped(raw, '|');
   if (parts.length > 2) throw badRequest(`parameter ${name}: "${raw}" has more than one unescaped "|"`, name);
-  if (parts.length === 1) {
-    const code = unescape(parts[0], name);
-    if (p.boolean && code !== 'true' && code !== 'false') {
-      throw badRequest(`parameter ${name}: "${code}" is not a boolean (true or false)`, name);
-    }
-    return { code };
+  const [sys, code] = parts.length === 1 ? [undefined, unescape(parts[0], name)] : parts.map((x) => unescape(x, name));
+  if (p.boolean) {
+    // A boolean has no system: `|true` (explicitly none) is `true`.
+    if (sys || (code !== 'true' && code !== 'false')) throw badRequest(`parameter ${name}: "${raw}" is not a boolean (true, false, |true or |false)`, name);
+    return sys === undefined ? { code } : { system: null, code };
   }
-  if (p.boolean) throw badRequest(`parameter ${name}: "${raw}" — a boolean takes true or false without a system`, name);
-  const [sys, code] = parts.map((x) => unescape(x, name));
+  if (sys === undefined) return { code };
   if (sys === '' && code === '') throw badRequest(`parameter ${name}: "|" needs a system or a code`, name);
   const aliases = ctx.registry.systemAliases(ctx.version);
   const system = sys === '' ? null : (aliases[sys] ?? sys);
