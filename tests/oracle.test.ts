@@ -1,0 +1,445 @@
+import t from 'tap';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { generate } from '../src/generate/index.ts';
+import { load, testApp } from './helpers/app.ts';
+
+/**
+ * Search results against an oracle: an evaluator written apart from the registry and the SQL, from
+ * FHIR's rules (../shared/docs/fhir-search.md) and the README's choices (strings fold case, accents
+ * and punctuation; a date without a zone is UTC), over generated data held in memory. Random
+ * searches in the forms clients send — no `_count`, values taken from the data, a comma for OR, a
+ * second parameter for AND, includes, sorts — each followed over HTTP through every `next` link:
+ * every match exactly once and nothing else, `total` the number of matches, each page's included
+ * resources exactly those its matches reference (or are referenced by), sorted matches in order.
+ * ORACLE_RUNS (default 150) and ORACLE_SEED replay a run.
+ */
+const RUNS = Number(process.env.ORACLE_RUNS ?? 150);
+const SEED = Number(process.env.ORACLE_SEED ?? Date.now() % 100_000);
+const KEY = 'oracle-key-0123456789abcdef';
+
+type R = {
+  resourceType: string;
+  id: string;
+  meta: { lastUpdated: string; extension?: Ext[] };
+  [k: string]: unknown;
+};
+type Ext = { url: string; extension?: Ext[]; valueCode?: string; valueString?: string; valueCodeableConcept?: { coding?: Coding[] } };
+type Coding = { system?: string; code?: string };
+type Tok = { system?: string; code: string };
+type Kind = 'string' | 'token' | 'reference' | 'date';
+
+// ---- the oracle: what each parameter reads, written from the FHIR expressions ---------------------
+
+const arr = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
+const strs = (...xs: unknown[]): string[] => xs.flat(Infinity as 1).filter((x): x is string => typeof x === 'string' && x.length > 0);
+const codings = (ccs: unknown): Tok[] =>
+  arr(ccs as { coding?: Coding[] }[]).flatMap((cc) => arr(cc?.coding).filter((c) => c.code).map((c) => ({ system: c.system, code: c.code! })));
+type Name = { family?: string; given?: string[]; prefix?: string[]; suffix?: string[]; text?: string };
+type Address = { line?: string[]; city?: string; district?: string; state?: string; postalCode?: string; country?: string; text?: string };
+const names = (r: R) => arr(r.name as Name[]);
+const addresses = (r: R) => arr(r.address as Address[]);
+const DATA_TRACE = 'https://interop.esante.gouv.fr/ig/fhir/annuaire/StructureDefinition/as-ext-data-trace';
+const SYSTEM_INFO = 'https://interop.esante.gouv.fr/ig/fhir/annuaire/CodeSystem/as-cs-type-systeme-information';
+
+interface Param {
+  kind: Kind;
+  strings?: (r: R) => string[];
+  tokens?: (r: R) => Tok[];
+  /** references as Type/id */
+  refs?: (r: R) => string[];
+}
+
+const common: Record<string, Param> = {
+  _id: { kind: 'token', tokens: (r) => [{ code: r.id }] },
+  _lastUpdated: { kind: 'date' },
+  active: { kind: 'token', tokens: (r) => (typeof r.active === 'boolean' ? [{ code: String(r.active) }] : []) },
+  identifier: { kind: 'token', tokens: (r) => arr(r.identifier as { system?: string; value?: string }[]).filter((i) => i.value).map((i) => ({ system: i.system, code: i.value! })) },
+  'data-information-system': {
+    kind: 'token',
+    tokens: (r) =>
+      arr(r.meta.extension).filter((e) => e.url === DATA_TRACE).flatMap((e) => arr(e.extension)).filter((e) => e.url === 'systeme-information' && e.valueCode).map((e) => ({ system: SYSTEM_INFO, code: e.valueCode! })),
+  },
+};
+
+const ORACLE: Record<string, Record<string, Param>> = {
+  Practitioner: {
+    ...common,
+    family: { kind: 'string', strings: (r) => strs(names(r).map((n) => n.family)) },
+    given: { kind: 'string', strings: (r) => strs(names(r).map((n) => n.given)) },
+    name: { kind: 'string', strings: (r) => strs(names(r).map((n) => [n.family, n.given, n.prefix, n.suffix, n.text])) },
+    'identifier-type': { kind: 'token', tokens: (r) => arr(r.identifier as { type?: unknown }[]).flatMap((i) => codings(i.type)) },
+    'qualification-code': { kind: 'token', tokens: (r) => arr(r.qualification as { code?: unknown }[]).flatMap((q) => codings(q.code)) },
+  },
+  Organization: {
+    ...common,
+    name: { kind: 'string', strings: (r) => strs(r.name, r.alias) },
+    address: { kind: 'string', strings: (r) => strs(addresses(r).map((a) => [a.line, a.city, a.district, a.state, a.postalCode, a.country, a.text])) },
+    'address-city': { kind: 'string', strings: (r) => strs(addresses(r).map((a) => a.city)) },
+    'address-postalcode': { kind: 'string', strings: (r) => strs(addresses(r).map((a) => a.postalCode)) },
+    'address-line': { kind: 'string', strings: (r) => strs(addresses(r).map((a) => a.line)) },
+    type: { kind: 'token', tokens: (r) => codings(r.type) },
+    'identifier-type': { kind: 'token', tokens: (r) => arr(r.identifier as { type?: unknown }[]).flatMap((i) => codings(i.type)) },
+    partof: { kind: 'reference', refs: (r) => strs((r.partOf as { reference?: string } | undefined)?.reference) },
+  },
+  PractitionerRole: {
+    ...common,
+    role: { kind: 'token', tokens: (r) => codings(r.code) },
+    practitioner: { kind: 'reference', refs: (r) => strs((r.practitioner as { reference?: string } | undefined)?.reference) },
+    organization: { kind: 'reference', refs: (r) => strs((r.organization as { reference?: string } | undefined)?.reference) },
+  },
+};
+
+/** Letters without a decomposition, folded as the README says (œ as oe, ł as l, like PostgreSQL's unaccent). */
+const LETTERS: Record<string, string> = { æ: 'ae', œ: 'oe', ø: 'o', ł: 'l', ß: 'ss', đ: 'd', ð: 'd', þ: 'th', ı: 'i', ħ: 'h', ŧ: 't', ŋ: 'n' };
+/** Case, accents and punctuation folded (README: "Strings match a prefix after folding case, accents and punctuation"). */
+const fold = (s: string) =>
+  s.normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase().replace(/[æœøłßđðþıħŧŋ]/gu, (c) => LETTERS[c])
+    .replace(/[\p{P}\p{S}\p{C}]+/gu, ' ').replace(/\s+/gu, ' ').trim();
+
+/** A query value's range [lo, hi) in ms, FHIR's implicit precision. */
+function range(value: string): [number, number] {
+  const m = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/.exec(value)!;
+  const [, y, mo, d, h, mi, s, frac, zone] = m;
+  const offset = !zone || zone === 'Z' ? 0 : (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4))) * 60_000;
+  const at = (yy: number, mm = 0, dd = 1, hh = 0, mn = 0, ss = 0, ms = 0) => Date.UTC(yy, mm, dd, hh, mn, ss, ms) - offset;
+  const Y = Number(y);
+  if (!mo) return [at(Y), at(Y + 1)];
+  if (!d) return [at(Y, Number(mo) - 1), at(Y, Number(mo))];
+  if (!h) return [at(Y, Number(mo) - 1, Number(d)), at(Y, Number(mo) - 1, Number(d) + 1)];
+  const base = [Y, Number(mo) - 1, Number(d), Number(h), Number(mi)] as const;
+  if (!s) return [at(...base), at(...base) + 60_000];
+  if (!frac) return [at(...base, Number(s)), at(...base, Number(s)) + 1000];
+  const digits = frac.slice(1);
+  const unit = 10 ** (3 - digits.length);
+  const lo = at(...base, Number(s)) + Number(digits) * unit;
+  return [lo, lo + unit];
+}
+
+const DATE_TEST: Record<string, (t: number, lo: number, hi: number) => boolean> = {
+  eq: (x, lo, hi) => lo <= x && x < hi,
+  ne: (x, lo, hi) => x < lo || x >= hi,
+  gt: (x, _lo, hi) => x >= hi,
+  lt: (x, lo) => x < lo,
+  ge: (x, lo) => x >= lo,
+  le: (x, _lo, hi) => x < hi,
+  sa: (x, _lo, hi) => x >= hi,
+  eb: (x, lo) => x < lo,
+};
+
+/** One value of a search parameter (one of a comma's alternatives) against a resource. */
+function matchesValue(r: R, code: string, modifier: string | undefined, value: string): boolean {
+  const p = ORACLE[r.resourceType][code];
+  if (p.kind === 'string') {
+    const vs = p.strings!(r);
+    if (modifier === 'exact') return vs.includes(value);
+    if (modifier === 'contains') return vs.some((v) => fold(v).includes(fold(value)));
+    return vs.some((v) => fold(v).startsWith(fold(value)));
+  }
+  if (p.kind === 'token') {
+    const toks = p.tokens!(r);
+    const bar = value.indexOf('|');
+    if (bar < 0) return toks.some((x) => x.code === value);
+    const system = value.slice(0, bar);
+    const c = value.slice(bar + 1);
+    if (system === '') return toks.some((x) => x.system === undefined && x.code === c);
+    if (c === '') return toks.some((x) => x.system === system);
+    return toks.some((x) => x.system === system && x.code === c);
+  }
+  if (p.kind === 'reference') {
+    const refs = p.refs!(r);
+    return value.includes('/') ? refs.includes(value.replace(/^.*\/fhir\/v2\//, '')) : refs.some((x) => x.split('/')[1] === value);
+  }
+  const prefix = /^[a-z]{2}/.test(value) ? value.slice(0, 2) : 'eq';
+  const [lo, hi] = range(prefix === 'eq' && !/^[a-z]{2}/.test(value) ? value : value.slice(2));
+  return DATE_TEST[prefix](Date.parse(r.meta.lastUpdated), lo, hi);
+}
+
+interface Condition {
+  code: string;
+  modifier?: string;
+  values: string[];
+  /** a chain: the reference parameter followed to the resource `code` is read on. */
+  chain?: string;
+  /** a reverse chain: resources of `source` whose `ref` points here satisfy the condition. */
+  has?: { source: string; ref: string };
+}
+
+/** Whether a resource has a value for a parameter (:missing). */
+function hasValue(r: R, code: string): boolean {
+  const p = ORACLE[r.resourceType][code];
+  if (p.kind === 'date') return true;
+  return (p.strings ?? p.tokens ?? p.refs)!(r).length > 0;
+}
+
+function matches(r: R, c: Condition): boolean {
+  if (c.has) {
+    const inner = { ...c, has: undefined };
+    return (referrers(c.has.source, c.has.ref).get(`${r.resourceType}/${r.id}`) ?? []).some((s) => matches(s, inner));
+  }
+  if (c.chain) {
+    const inner = { ...c, chain: undefined };
+    return ORACLE[r.resourceType][c.chain].refs!(r).some((ref) => byKey.has(ref) && matches(byKey.get(ref)!, inner));
+  }
+  if (c.modifier === 'missing') return hasValue(r, c.code) === (c.values[0] === 'false');
+  if (c.modifier === 'not') return !c.values.some((v) => matchesValue(r, c.code, undefined, v));
+  return c.values.some((v) => matchesValue(r, c.code, c.modifier, v));
+}
+
+const referring = new Map<string, Map<string, R[]>>();
+/** The resources of `source` by the Type/id their reference parameter `ref` points to. */
+function referrers(source: string, ref: string): Map<string, R[]> {
+  let by = referring.get(`${source}:${ref}`);
+  if (!by) {
+    referring.set(`${source}:${ref}`, (by = new Map()));
+    for (const s of data[source]) for (const to of ORACLE[source][ref].refs!(s)) by.set(to, [...(by.get(to) ?? []), s]);
+  }
+  return by;
+}
+
+/** Chains and reverse chains drawn from: [type, reference or _has source:reference, the parameters read there]. */
+const CHAINS: [string, string, string[]][] = [
+  ['PractitionerRole', 'practitioner', ['identifier', 'family', 'name', 'active']],
+  ['PractitionerRole', 'organization', ['identifier', 'name', 'address-city', 'type']],
+  ['Organization', 'partof', ['identifier', 'name']],
+];
+const HAS: [string, string, string, string[]][] = [
+  ['Practitioner', 'PractitionerRole', 'practitioner', ['role', 'active', 'identifier']],
+  ['Organization', 'PractitionerRole', 'organization', ['role', 'active']],
+];
+
+// ---- random searches drawn from the data ---------------------------------------------------------
+
+function prng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const INCLUDES: Record<string, string[]> = {
+  Practitioner: ['_revinclude=PractitionerRole:practitioner'],
+  Organization: ['_revinclude=PractitionerRole:organization', '_include=Organization:partof'],
+  PractitionerRole: ['_include=PractitionerRole:organization', '_include=PractitionerRole:practitioner', '_include=*'],
+};
+const SORTS: Record<string, string[]> = {
+  Practitioner: ['family', 'given', 'name', '_id', '_lastUpdated'],
+  Organization: ['name', 'address-city', 'address-postalcode', '_lastUpdated'],
+  PractitionerRole: ['_id', '_lastUpdated'],
+};
+
+function drawSearch(rand: () => number, data: Record<string, R[]>) {
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
+  const type = pick(Object.keys(ORACLE));
+  const rows = data[type];
+  const conditions: Condition[] = [];
+  const valueOf = (code: string, p: Param, r: R = pick(rows)): { modifier?: string; value: string } | undefined => {
+    if (p.kind === 'date') {
+      const t = Date.parse(r.meta.lastUpdated);
+      const iso = new Date(t).toISOString();
+      const forms = [iso.slice(0, 4), iso.slice(0, 7), iso.slice(0, 10), `${iso.slice(0, 16)}Z`, `${iso.slice(0, 19)}Z`, iso.slice(0, 19), iso,
+        `${new Date(t + 3600_000).toISOString().slice(0, 19)}+01:00`];
+      return { value: `${pick(['', 'eq', 'ne', 'gt', 'lt', 'ge', 'le', 'sa', 'eb'])}${pick(forms)}` };
+    }
+    if (p.kind === 'string') {
+      const v = pick(p.strings!(r));
+      if (!v) return undefined;
+      const mode = rand();
+      if (mode < 0.15) return { modifier: 'exact', value: v };
+      if (mode < 0.3 && v.length >= 4) {
+        const at = Math.floor(rand() * (v.length - 3));
+        return { modifier: 'contains', value: v.slice(at, at + 3) };
+      }
+      const cut = v.slice(0, 1 + Math.floor(rand() * Math.min(v.length, 6)));
+      return fold(cut) ? { value: cut } : undefined;
+    }
+    if (p.kind === 'token') {
+      const tok = pick(p.tokens!(r));
+      if (!tok) return undefined;
+      const forms = [tok.code, ...(tok.system ? [`${tok.system}|${tok.code}`, `${tok.system}|`] : [`|${tok.code}`])];
+      return { modifier: code !== '_id' && rand() < 0.1 ? 'not' : undefined, value: pick(forms) };
+    }
+    const ref = pick(p.refs!(r));
+    if (!ref) return undefined;
+    return { value: rand() < 0.5 ? ref : ref.split('/')[1] };
+  };
+  const params = Object.entries(ORACLE[type]);
+  const n = rand() < 0.3 ? 2 : 1;
+  for (let i = 0; i < 20 && conditions.length < n; i++) {
+    const form = rand();
+    const chains = CHAINS.filter(([t]) => t === type);
+    const has = HAS.filter(([t]) => t === type);
+    if (form < 0.1 && chains.length) {
+      // a chain: a value read on the resource a random one of this type references
+      const [, ref, codes] = pick(chains);
+      const target = byKey.get(pick(ORACLE[type][ref].refs!(pick(rows))) ?? '');
+      const code = pick(codes);
+      const v = target && valueOf(code, ORACLE[target.resourceType][code], target);
+      if (v && v.modifier !== 'not') conditions.push({ code, modifier: v.modifier, values: [v.value], chain: ref });
+      continue;
+    }
+    if (form < 0.2 && has.length) {
+      // a reverse chain: a value read on a random resource that references one of this type
+      const [, source, ref, codes] = pick(has);
+      const code = pick(codes);
+      const v = valueOf(code, ORACLE[source][code], pick(data[source]));
+      if (v && v.modifier !== 'not') conditions.push({ code, modifier: v.modifier, values: [v.value], has: { source, ref } });
+      continue;
+    }
+    const [code, p] = pick(params);
+    if (form < 0.27 && p.kind !== 'date') {
+      conditions.push({ code, modifier: 'missing', values: [rand() < 0.5 ? 'true' : 'false'] });
+      continue;
+    }
+    const first = valueOf(code, p);
+    if (!first) continue;
+    const c: Condition = { code, modifier: first.modifier, values: [first.value] };
+    if (p.kind !== 'date' && rand() < 0.25) {
+      const second = valueOf(code, p);
+      if (second && second.modifier === first.modifier) c.values.push(second.value);
+    }
+    conditions.push(c);
+  }
+  const extra: string[] = [];
+  if (rand() < 0.25) extra.push(pick(INCLUDES[type]));
+  let sort: string[] = [];
+  if (rand() < 0.25) {
+    sort = [pick(SORTS[type])];
+    if (rand() < 0.3) sort.push(pick(SORTS[type]));
+    sort = [...new Set(sort)].map((s) => (rand() < 0.4 ? `-${s}` : s));
+    extra.push(`_sort=${sort.join(',')}`);
+  }
+  const escape = (v: string) => v.replace(/[\\,$]/g, (c) => `\\${c}`);
+  const query = [
+    ...conditions.map((c) => {
+      const name = c.has ? `_has:${c.has.source}:${c.has.ref}:${c.code}` : c.chain ? `${c.chain}.${c.code}` : c.code;
+      return `${name}${c.modifier ? `:${c.modifier}` : ''}=${encodeURIComponent(c.values.map(escape).join(',')).replace(/%7C/g, '|')}`;
+    }),
+    ...extra,
+  ].join('&');
+  return { type, conditions, query, sort };
+}
+
+/** The sort key of a resource for one `_sort` entry (lowest folded value ascending, highest descending; none last). */
+function sortKey(r: R, entry: string): string | number | undefined {
+  const desc = entry.startsWith('-');
+  const code = desc ? entry.slice(1) : entry;
+  if (code === '_id') return r.id;
+  if (code === '_lastUpdated') return Date.parse(r.meta.lastUpdated);
+  const vs = ORACLE[r.resourceType][code].strings!(r).map(fold).sort();
+  return vs.length === 0 ? undefined : desc ? vs.at(-1) : vs[0];
+}
+
+function compareBy(a: R, b: R, sort: string[]): number {
+  for (const entry of sort) {
+    const ka = sortKey(a, entry);
+    const kb = sortKey(b, entry);
+    if (ka === kb) continue;
+    if (ka === undefined) return 1;
+    if (kb === undefined) return -1;
+    const c = ka < kb ? -1 : 1;
+    return entry.startsWith('-') ? -c : c;
+  }
+  return 0;
+}
+
+// ---- the run -------------------------------------------------------------------------------------
+
+const dir = await mkdtemp(path.join(os.tmpdir(), 'oracle-'));
+t.teardown(() => rm(dir, { recursive: true, force: true }));
+await generate({ scale: 0.002, seed: 11, outDir: dir });
+const data: Record<string, R[]> = {};
+const byKey = new Map<string, R>();
+for (const file of await readdir(dir)) {
+  for (const line of (await readFile(path.join(dir, file), 'utf8')).split('\n').filter(Boolean)) {
+    const r = JSON.parse(line) as R;
+    (data[r.resourceType] ??= []).push(r);
+    byKey.set(`${r.resourceType}/${r.id}`, r);
+  }
+}
+
+/** The resources a page's matches reference (`_include`) or are referenced by (`_revinclude`), never one of them. */
+function included(spec: string, type: string, page: R[]): Set<string> {
+  const out = new Set<string>();
+  const [kind, what] = spec.split('=');
+  const refsOf = (r: R, code?: string) =>
+    Object.entries(ORACLE[r.resourceType]).filter(([c, p]) => p.kind === 'reference' && (code === undefined || c === code)).flatMap(([, p]) => p.refs!(r));
+  if (kind === '_include') {
+    for (const r of page) for (const ref of refsOf(r, what === '*' ? undefined : what.split(':')[1])) if (byKey.has(ref)) out.add(ref);
+  } else {
+    const [source, code] = what.split(':');
+    const ids = new Set(page.map((r) => `${type}/${r.id}`));
+    for (const r of data[source]) if (refsOf(r, code).some((ref) => ids.has(ref))) out.add(`${source}/${r.id}`);
+  }
+  for (const r of page) out.delete(`${r.resourceType}/${r.id}`);
+  return out;
+}
+
+t.test(`searches against the oracle (ORACLE_SEED=${SEED}, ${RUNS} searches)`, async (t) => {
+  const { app, db } = await testApp(t, { env: { API_KEYS: KEY, PUBLIC_BASE_URL: '' } });
+  await load(db, [dir], { bulk: true });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/fhir/v2`;
+  const rand = prng(SEED);
+  let pages = 0;
+  let totals = 0;
+  let nonEmpty = 0;
+  const forms: Record<string, number> = { plain: 0, exact: 0, contains: 0, not: 0, missing: 0, chain: 0, _has: 0, _include: 0, _sort: 0 };
+  for (let run = 0; run < RUNS; run++) {
+    const s = drawSearch(rand, data);
+    for (const c of s.conditions) forms[c.has ? '_has' : c.chain ? 'chain' : (c.modifier ?? 'plain')]++;
+    if (s.sort.length) forms._sort++;
+    if (/_(rev)?include=/.test(s.query)) forms._include++;
+    const expected = data[s.type].filter((r) => s.conditions.every((c) => matches(r, c)));
+    const seen: R[] = [];
+    const problems: string[] = [];
+    let url: string | undefined = `${base}/${s.type}${s.query ? `?${s.query}` : ''}`;
+    for (let page = 0; url && page < 500; page++) {
+      const res = await fetch(url, { headers: { 'service-api-key': KEY, accept: 'application/fhir+json' } });
+      pages++;
+      if (res.status !== 200) {
+        problems.push(`page ${page + 1}: ${res.status} ${(await res.text()).slice(0, 300)}`);
+        break;
+      }
+      const bundle = (await res.json()) as { total?: number; link?: { relation: string; url: string }[]; entry?: { resource: R; search?: { mode?: string } }[] };
+      if (bundle.total !== undefined) {
+        totals++;
+        if (bundle.total !== expected.length) problems.push(`page ${page + 1}: total ${bundle.total}, expected ${expected.length}`);
+      }
+      const mine = (bundle.entry ?? []).filter((e) => e.search?.mode === 'match').map((e) => e.resource);
+      seen.push(...mine);
+      const spec = s.query.split('&').find((q) => q.startsWith('_include=') || q.startsWith('_revinclude='));
+      if (spec) {
+        const got = new Set((bundle.entry ?? []).filter((e) => e.search?.mode === 'include').map((e) => `${e.resource.resourceType}/${e.resource.id}`));
+        const want = included(spec, s.type, mine.map((r) => byKey.get(`${r.resourceType}/${r.id}`)!));
+        const missing = [...want].filter((k) => !got.has(k));
+        const extra = [...got].filter((k) => !want.has(k));
+        // Past INCLUDE_CAP (1000 by default) a page gives the first 1000 and says so in a warning entry.
+        const capped = (bundle.entry ?? []).some((e) => e.resource.resourceType === 'OperationOutcome' && /only the first 1000/.test(JSON.stringify(e.resource)));
+        if (capped ? extra.length || got.size !== 1000 || want.size <= 1000 : missing.length || extra.length) {
+          problems.push(`page ${page + 1} includes${capped ? ' (capped)' : ''}: missing ${missing.slice(0, 5)}, extra ${extra.slice(0, 5)}`);
+        }
+      }
+      url = bundle.link?.find((l) => l.relation === 'next')?.url;
+    }
+    const ids = seen.map((r) => r.id);
+    const dup = ids.filter((id, i) => ids.indexOf(id) !== i);
+    const want = new Set(expected.map((r) => r.id));
+    const missing = [...want].filter((id) => !ids.includes(id));
+    const extra = ids.filter((id) => !want.has(id));
+    if (dup.length) problems.push(`given twice: ${dup.slice(0, 5)}`);
+    if (missing.length || extra.length) problems.push(`${ids.length} matches for ${want.size} expected: missing ${missing.slice(0, 5)}, extra ${extra.slice(0, 5)}`);
+    if (s.sort.length) {
+      const stored = seen.map((r) => byKey.get(`${r.resourceType}/${r.id}`)!);
+      const at = stored.findIndex((r, i) => i > 0 && compareBy(stored[i - 1], r, s.sort) > 0);
+      if (at > 0) problems.push(`out of order at match ${at + 1}: ${stored[at - 1].id} before ${stored[at].id}`);
+    }
+    if (expected.length) nonEmpty++;
+    if (problems.length) t.fail(`${s.type}?${s.query}`, { problems });
+  }
+  t.pass(`${RUNS} searches (${nonEmpty} with matches), ${pages} pages, ${totals} totals checked; ${JSON.stringify(forms)}`);
+});
