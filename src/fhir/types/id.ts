@@ -1,8 +1,8 @@
-import { splitUnescaped, unescape } from '../escape.ts';
-import { badRequest, notSupported } from '../outcome.ts';
+import { notSupported } from '../outcome.ts';
 import type { Condition } from '../search-request.ts';
 import { sql } from '../statement.ts';
 import type { SearchType } from './search-type.ts';
+import { tokenParts } from './token.ts';
 
 /**
  * `_id`: a token read from the resource table's own column (its unique key): exact and
@@ -15,10 +15,8 @@ const ids = (c: IdCondition) => c.values.map((v) => v.code!);
 
 /** The id a value names, or undefined when it names none (a system). */
 function idOf(raw: string, name: string): string | undefined {
-  const parts = splitUnescaped(raw, '|');
-  if (parts.length === 1) return unescape(raw, name);
-  if (parts.length > 2) throw badRequest(`parameter ${name}: "${raw}" has more than one unescaped "|"`, name);
-  return parts[0] === '' ? unescape(parts[1], name) : undefined;
+  const [system, code] = tokenParts(raw, name);
+  return system ? undefined : code;
 }
 
 export const id: SearchType<IdCondition> = {

@@ -19,10 +19,15 @@ export interface TokenRow {
 
 type TokenCondition = Extract<Condition, { kind: 'token' }>;
 
-function parseValue(p: BoundParam, raw: string, name: string, ctx: ParseContext): TokenValue {
+/** A token value's system (undefined without a `|`) and code, unescaped. */
+export function tokenParts(raw: string, name: string): [string | undefined, string] {
   const parts = splitUnescaped(raw, '|');
   if (parts.length > 2) throw badRequest(`parameter ${name}: "${raw}" has more than one unescaped "|"`, name);
-  const [sys, code] = parts.length === 1 ? [undefined, unescape(parts[0], name)] : parts.map((x) => unescape(x, name));
+  return parts.length === 1 ? [undefined, unescape(parts[0], name)] : [unescape(parts[0], name), unescape(parts[1], name)];
+}
+
+function parseValue(p: BoundParam, raw: string, name: string, ctx: ParseContext): TokenValue {
+  const [sys, code] = tokenParts(raw, name);
   if (p.boolean) {
     // A boolean has no system: `|true` (explicitly none) is `true`.
     if (sys || (code !== 'true' && code !== 'false')) throw badRequest(`parameter ${name}: "${raw}" is not a boolean (true, false, |true or |false)`, name);
