@@ -14,8 +14,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import type { Config } from '../src/config.ts';
 import { Rng } from '../src/generate/prng.ts';
-import { execOp, type FloorOp } from './floor.ts';
-import type { Executor } from '../src/store/executor.ts';
+import { execOp, type Floor, type FloorOp } from './floor.ts';
 
 /** A progress line on stderr, with the time. */
 export const log = (msg: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -397,7 +396,7 @@ export async function probe(port: number, path: string, headers: Record<string, 
   return { status: res.status, ms: performance.now() - t0, body };
 }
 
-export async function floorRun(executor: Executor, ops: FloorOp[], concurrency: number, durationS: number, seed: number): Promise<RunStats> {
+export async function floorRun(floor: Floor, ops: FloorOp[], concurrency: number, durationS: number, seed: number): Promise<RunStats> {
   const rng = new Rng(seed, 971);
   const lat = new Latencies();
   let errors = 0;
@@ -409,7 +408,7 @@ export async function floorRun(executor: Executor, ops: FloorOp[], concurrency: 
       const op = ops[rng.int(ops.length)];
       const s = performance.now();
       try {
-        await execOp(executor, op);
+        await execOp(floor, op);
         lat.push(performance.now() - s);
       } catch (err) {
         errors++;

@@ -1,27 +1,27 @@
 // The SQL floor: the statements a search runs, executed directly with postgres.js (no HTTP, no
 // Bundle). Paths are parsed once up front with the server's own parser; each execution is the
-// server's own Executor.run (src/store/executor.ts: the plan, the page, the count when the server
-// would run it, the _include/_revinclude statement), without the lane.
+// server's own runner (src/store/runner.ts: the plan, the page, the count when the server would run
+// it, the _include/_revinclude statement), without the router's lanes and deadline.
 
 import type { Config } from '../src/config.ts';
 import type { Pools } from '../src/db.ts';
-import { includeQuery, pageQuery, renderQuery } from '../src/fhir/compile.ts';
+import { includeQuery, pageQuery } from '../src/fhir/compile.ts';
+import { renderedEntries, renderStatement, type Bases } from '../src/fhir/entries.ts';
 import { sortedPageQuery } from '../src/fhir/sort.ts';
-import { sql, type Statement } from '../src/fhir/statement.ts';
+import { stmt, type Statement } from '../src/fhir/statement.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
 import type { PlanHints, SearchRequest } from '../src/fhir/search-request.ts';
 import { registry, type ResourceType, type Version } from '../src/registry/index.ts';
-import { fetchPage } from '../src/store/entries.ts';
-import { Executor } from '../src/store/executor.ts';
 import { Planner } from '../src/store/planner.ts';
-import { run } from '../src/store/run.ts';
+import { query } from '../src/store/query.ts';
+import { SearchRunner } from '../src/store/runner.ts';
 
 export interface FloorOp {
   path: string;
   req: SearchRequest;
   hints: PlanHints;
-  /** the API version's base (fullUrls are rendered with it, as the server does). */
-  base: string;
+  /** where each type is read (fullUrls are rendered with them, as the server does). */
+  bases: Bases;
   /** where a later page starts: its rid and, for a sorted search, its phase and keys. */
   after?: string;
   sort?: { phase: 1 | 2; keys: string[] };
@@ -36,7 +36,7 @@ export function cursorAfter(cursor: string): Pick<FloorOp, 'after' | 'sort'> {
 /** The floor's pools, as the server has them (src/db.ts connectPools). */
 export type { Pools };
 
-export async function prepareOps(executor: Executor, config: Config, base: string, paths: string[]): Promise<FloorOp[]> {
+export async function prepareOps(floor: Floor, config: Config, base: string, paths: string[]): Promise<FloorOp[]> {
   const planner = new Planner();
   const ops: FloorOp[] = [];
   for (const p of paths) {
@@ -54,29 +54,27 @@ export async function prepareOps(executor: Executor, config: Config, base: strin
       maxValuesPerParam: config.maxValuesPerParam,
       maxParams: config.maxParams,
     });
-    const hints = await planner.plan(executor.poolOf(req), req);
-    ops.push({ path: p, req, hints, base: `${base}/fhir/${version}`, ...(req.cursor ? cursorAfter(req.cursor) : {}) });
+    const hints = await planner.plan(floor.runner.poolOf(req, floor.pools), req);
+    const others: Record<string, string> = version === 'v1' ? { PractitionerRole: `${base}/fhir/v2`, Device: `${base}/fhir/v2`, HealthcareService: `${base}/fhir/v2` } : {};
+    ops.push({ path: p, req, hints, bases: { base: `${base}/fhir/${version}`, others }, ...(req.cursor ? cursorAfter(req.cursor) : {}) });
   }
   return ops;
 }
 
-/**
- * The executor of the floor: the server's own (src/app.ts makeDeps) on the floor's pools, the
- * cursor secret the benchmark gives its server (deep pages are `next` links it signed).
- */
-export function floorExecutor(pools: Pools, config: Config, cursorSecret: string): Executor {
-  return new Executor({
-    pools,
-    cursorSecret,
-    includeCap: config.includeCap,
-    totalBudgetMs: config.totalBudgetMs,
-    heavyWidth: Number.MAX_SAFE_INTEGER, // unused: run() is the search without the lane
-  });
+/** The floor: the server's own runner (src/store/runner.ts) on the floor's pools. */
+export interface Floor {
+  runner: SearchRunner;
+  pools: Pools;
 }
 
-/** One search's statements: the server's Executor.run (plan, page, count, includes), no HTTP. */
-export async function execOp(executor: Executor, op: FloorOp): Promise<void> {
-  await executor.run(op.req, op.base);
+export function floorRunner(pools: Pools, config: Config): Floor {
+  return { pools, runner: new SearchRunner(new Planner(), { includeCap: config.includeCap, totalBudgetMs: config.totalBudgetMs }) };
+}
+
+/** One search's statements: the server's runner (plan, page, count, includes), no HTTP, no lane. */
+export async function execOp(floor: Floor, op: FloorOp): Promise<void> {
+  const state = op.after === undefined ? undefined : { after: op.after, sort: op.sort, total: undefined };
+  await floor.runner.search(floor.pools, op.req, state, op.bases);
 }
 
 const planText = (rows: readonly Record<string, unknown>[]) => rows.map((r) => String(r['QUERY PLAN'])).join('\n');
@@ -93,18 +91,18 @@ function matchesQuery(op: FloorOp): Statement {
  * EXPLAIN (ANALYZE, BUFFERS) of the page statement (the pending query nests as a fragment) and, for
  * a search with _include/_revinclude, of the include statements on the page's matches.
  */
-export async function explainPage(executor: Executor, op: FloorOp, config: Config): Promise<string> {
+export async function explainPage(floor: Floor, op: FloorOp, config: Config): Promise<string> {
   const { req } = op;
-  const db = executor.poolOf(req);
+  const db = floor.runner.poolOf(req, floor.pools);
   const keys = req.include.length > 0 || req.revinclude.length > 0;
-  const rendered = renderQuery(matchesQuery(op), { base: op.base, mode: 'match', shown: req.count, keys });
-  const out = [planText(await run(db, sql`explain (analyze, buffers) ${rendered}`))];
+  const rendered = renderStatement(matchesQuery(op), { bases: op.bases, mode: 'match', shown: req.count, keys });
+  const out = [planText(await query(db, stmt`explain (analyze, buffers) ${rendered}`))];
   if (keys) {
-    const page = await fetchPage(db, req, matchesQuery(op), op.base, keys);
-    const include = includeQuery(req, page, config.includeCap + 1);
+    const [row] = (await query(db, rendered).raw()) as unknown as (Buffer | null)[][];
+    const include = includeQuery(req, renderedEntries(row, req.count), config.includeCap + 1);
     if (include) {
-      const rendered = renderQuery(include, { base: op.base, mode: 'include', shown: config.includeCap, keys: false });
-      out.push('-- _include/_revinclude statement', planText(await run(db === executor.pools.generic ? executor.pools.sql : db, sql`explain (analyze, buffers) ${rendered}`)));
+      const rendered = renderStatement(include, { bases: op.bases, mode: 'include', shown: config.includeCap, keys: false });
+      out.push('-- _include/_revinclude statement', planText(await query(db === floor.pools.generic ? floor.pools.sql : db, stmt`explain (analyze, buffers) ${rendered}`)));
     }
   }
   return out.join('\n');

@@ -30,7 +30,7 @@ import {
 } from './drive.ts';
 import { runLoadJob } from './load-child.ts';
 import { exportBench, renderExport, type ExportBench } from './export.ts';
-import { explainPage, floorExecutor, prepareOps, type FloorOp } from './floor.ts';
+import { explainPage, floorRunner, prepareOps, type FloorOp } from './floor.ts';
 import { CHART, evaluateTargets, renderChart, renderMarkdown, renderPerformance, type BenchResult, type ClassResult, type LoadFigures } from './report.ts';
 import { deepWalk, fetchPaths, nextPages, sortedDeep } from './walk.ts';
 import { replicaScenario } from './replica.ts';
@@ -67,7 +67,7 @@ const MIXED_CONCURRENCY = 16;
 /** The mixed run lasts this long at least: a class's p99 needs a few hundred of its requests, not 50. */
 const MIXED_MIN_S = 30;
 const BENCH_KEY = 'bench-key-5c1f0e7a2b';
-/** The server's CURSOR_SECRET, also the floor's: deep pages are next links the server signed. */
+/** The server's CURSOR_SECRET: the same in every run, so that collected next links stay valid. */
 const CURSOR_SECRET = 'bench-cursor-secret-0123456789';
 const MAIN_DB = 'bench';
 const INCR_DB = 'bench_incr';
@@ -431,7 +431,7 @@ async function main(): Promise<number> {
       ...splitPool(config.dbPoolSize * serverWorkers), heavyMax: heavyWidth(config) * serverWorkers, countTimeoutMs: config.totalBudgetMs || undefined,
     });
     pools.push(floorPools.sql, floorPools.generic, floorPools.heavy, floorPools.count);
-    const floorSearch = floorExecutor(floorPools, config, CURSOR_SECRET);
+    const floorSearch = floorRunner(floorPools, config);
     const base = `http://127.0.0.1:${opts.port}`;
 
     log('hello-world ceiling');

@@ -14,7 +14,7 @@ import { explorerRoutes } from './routes/explorer.ts';
 import { exportRoutes } from './routes/export.ts';
 import { fhirRoutes, FHIR_JSON } from './routes/fhir.ts';
 import { clientErrorHandler, frameworkErrors, security } from './routes/security.ts';
-import { Executor } from './store/executor.ts';
+import { SearchRouter } from './store/router.ts';
 import type { ReplicaSet } from './store/replicas.ts';
 
 /**
@@ -26,8 +26,8 @@ export interface AppDeps {
   /** the pool API keys are read from (src/auth/keys.ts). */
   sql: Sql;
   registry: Registry;
-  /** searches and reads: the pools, the heavy lane, the statements (src/store/executor.ts). */
-  executor: Executor;
+  /** searches and reads: lanes, replicas, the deadline (src/store/router.ts). */
+  router: SearchRouter;
   /** API keys: verification with a short-lived in-memory copy (src/auth/keys.ts). */
   keys: KeyStore;
   /** bulk export jobs ($export): their queue, runs and files (src/export/exporter.ts). */
@@ -55,11 +55,11 @@ export function makeDeps(config: Config, db: Pools & { url?: string }, registry:
     config,
     sql: db.sql,
     registry,
-    keys: new KeyStore(db.sql, replicas ? { read: (work) => replicas.run((pools) => work(pools.sql)) } : {}),
+    keys: new KeyStore(db.sql, replicas ? { read: (work) => replicas.read((pools) => work(pools.sql)) } : {}),
     softwareVersion,
     startedAt: new Date().toISOString().slice(0, 10),
     demoDir: DEMO_DIR,
-    executor: new Executor({
+    router: new SearchRouter({
       pools: { sql: db.sql, generic: db.generic, heavy: db.heavy, count: db.count },
       replicas,
       cursorSecret: config.cursorSecret,
@@ -67,7 +67,7 @@ export function makeDeps(config: Config, db: Pools & { url?: string }, registry:
       totalBudgetMs: config.totalBudgetMs,
       // Up to four statements, each within the statement timeout, and a silent connection's margin.
       deadlineMs: config.statementTimeoutMs ? 4 * config.statementTimeoutMs + SILENCE_MARGIN_MS : 0,
-      heavyWidth: heavyWidth(config),
+      laneWidth: heavyWidth(config),
     }),
     exporter: new Exporter({
       sql: db.sql,
@@ -136,11 +136,11 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
   // Ready when every pool runs `select 1` within PROBE_DEADLINE_MS. A heavy connection answers
   // only after the heavy search it runs: late while heavy searches run, it is busy, not broken.
   app.get('/ready', async (_req, reply) => {
-    const pools: Record<string, PoolState> = await probePools(deps.executor.pools);
-    if (pools.heavy === 'timeout' && deps.executor.lane.load.active > 0) pools.heavy = 'busy';
+    const pools: Record<string, PoolState> = await probePools(deps.router.pools);
+    if (pools.heavy === 'timeout' && deps.router.lanes.heavy.load.active > 0) pools.heavy = 'busy';
     const failed = Object.keys(pools).filter((name) => pools[name] !== 'ok' && pools[name] !== 'busy');
     // With replicas, every database's state and lag; ready while one of them can answer a search.
-    const databases = deps.executor.replicas?.status();
+    const databases = deps.router.replicas?.status();
     const serving = failed.length === 0 || databases?.some((d) => d.role === 'replica' && d.state === 'up');
     if (serving) return { status: 'ready', pools, ...(databases ? { databases } : {}) };
     return reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).send({ status: 'unavailable', failed, pools, ...(databases ? { databases } : {}) });

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { searchBundle } from '../src/fhir/bundle.ts';
+import { noEntries, type Entries } from '../src/fhir/entries.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
 import { registry } from '../src/registry/index.ts';
 
@@ -8,11 +9,11 @@ const req = (q: string) =>
   parseSearch([...new URLSearchParams(q)], {
     version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(), defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 50,
   });
-const entries = (n: number, mode: string, pad = 0) => {
+const entries = (n: number, mode: string, pad = 0): Entries => {
   const list = Array.from({ length: n }, (_, i) => `{"fullUrl":"http://x/fhir/v2/Practitioner/p${i}","resource":{"resourceType":"Practitioner","id":"p${i}","text":"${'é'.repeat(pad)}"},"search":{"mode":"${mode}"}}`);
-  return { json: Buffer.from(list.join(','), 'utf8'), count: n };
+  return { json: Buffer.from(list.join(','), 'utf8'), count: n, rows: n, rids: [], ids: [] };
 };
-const none = { json: Buffer.alloc(0), count: 0 };
+const none = noEntries;
 
 async function text(body: ReturnType<typeof searchBundle>): Promise<{ text: string; streamed: boolean; length: number }> {
   if (Buffer.isBuffer(body)) return { text: body.toString('utf8'), streamed: false, length: body.length };

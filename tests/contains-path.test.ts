@@ -73,7 +73,7 @@ t.test('a prefix whose range holds fewer rows than √(page × rows of the param
       version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(),
       defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 100,
     });
-    const ctx = await lookup.plan(db.sql, req, db.generic);
+    const ctx = await lookup.plan(db.sql, req);
     return { rare: ctx.rarePrefixes!.has(`${family}/${prefix.toLowerCase()}`), sql: flatten(pageQuery(ctx, req, undefined, count + 1)).text };
   };
   // √(51 × 20,000 / 8) ≈ 357 rows: "mar" (6,000) is left to the planner, "pha" (200) reads its range.

@@ -9,7 +9,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import t from 'tap';
 import { connectUrl, SILENCE_MARGIN_MS } from '../src/db.ts';
 import { FhirError } from '../src/fhir/outcome.ts';
-import { withDeadline } from '../src/store/executor.ts';
+import { SearchRouter } from '../src/store/router.ts';
 import { ownCluster } from './helpers/db.ts';
 
 interface Relay {
@@ -92,15 +92,17 @@ t.test('a long statement within its timeout is not mistaken for silence', async 
   t.same(await sql`select 4 as four`, [{ four: 4 }], 'and the same connection goes on');
 });
 
-t.test('withDeadline: the net below the driver answers 503 when a statement never settles', async (t) => {
+t.test('the deadline: the net below the driver answers 503 when a statement never settles', async (t) => {
   const never = new Promise<never>(() => {});
+  const deadline = (work: Promise<unknown>, ms: number) =>
+    (new SearchRouter({ pools: {} as never, includeCap: 1, totalBudgetMs: 0, laneWidth: 1, deadlineMs: ms }) as unknown as { deadline: (w: Promise<unknown>) => Promise<unknown> }).deadline(work);
   const started = performance.now();
-  const err = await withDeadline(never, 50).catch((e: FhirError) => e);
+  const err = await deadline(never, 50).catch((e: FhirError) => e);
   t.same(
     { status: (err as FhirError).status, code: (err as FhirError).code, retryAfter: (err as FhirError).headers['retry-after'] },
     { status: 503, code: 'transient', retryAfter: '1' },
   );
   t.ok(performance.now() - started < 1000, 'at the deadline');
-  t.equal(await withDeadline(Promise.resolve(7), 50), 7, 'a settled answer passes through');
-  t.equal(await withDeadline(Promise.resolve(8), 0), 8, 'no deadline');
+  t.equal(await deadline(Promise.resolve(7), 50), 7, 'a settled answer passes through');
+  t.equal(await deadline(Promise.resolve(8), 0), 8, 'no deadline');
 });

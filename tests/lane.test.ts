@@ -1,10 +1,10 @@
 import t from 'tap';
-import { heavySearch } from '../src/fhir/compile.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
 import { registry, type ResourceType } from '../src/registry/index.ts';
+import { classify } from '../src/store/classify.ts';
 import { Lane } from '../src/store/lane.ts';
 
-/** The lane of heavy searches: bounded width, first come first served, and what counts as heavy. */
+/** A lane: bounded width, first come first served; and which searches are heavy. */
 const tick = () => new Promise((r) => setImmediate(r));
 
 t.test('at most `width` tasks run at once, the others start in arrival order', async (t) => {
@@ -14,7 +14,7 @@ t.test('at most `width` tasks run at once, the others start in arrival order', a
   let running = 0;
   let most = 0;
   const task = (i: number) =>
-    lane.run(async () => {
+    lane.admit(async () => {
       started.push(i);
       running++;
       most = Math.max(most, running);
@@ -42,10 +42,10 @@ t.test('at most `width` tasks run at once, the others start in arrival order', a
 
 t.test('a failing task frees its slot and its error reaches its caller', async (t) => {
   const lane = new Lane(1);
-  const failed = lane.run(async () => {
+  const failed = lane.admit(async () => {
     throw new Error('boom');
   });
-  const next = lane.run(async () => 'next');
+  const next = lane.admit(async () => 'next');
   await t.rejects(failed, /boom/);
   t.equal(await next, 'next');
   t.same(lane.load, { active: 0, waiting: 0 });
@@ -58,10 +58,10 @@ const req = (type: ResourceType, q: string) =>
 
 t.test('heavy: pages of more than 100, :contains, exact totals', async (t) => {
   for (const q of ['_count=1000', '_count=101&name=mar', 'name:contains=art', 'family:contains=ar', 'active=true&_total=accurate', 'active=true&_summary=count', 'name=mar&_count=0']) {
-    t.equal(heavySearch(req('Practitioner', q)), true, q);
+    t.equal(classify(req('Practitioner', q)), 'heavy', q);
   }
-  t.equal(heavySearch(req('PractitionerRole', 'practitioner.name:contains=art')), true, 'a :contains in a chain');
+  t.equal(classify(req('PractitionerRole', 'practitioner.name:contains=art')), 'heavy', 'a :contains in a chain');
   for (const q of ['identifier=10001010007', 'name=mar', '_count=100', 'qualification-code=SM54&_count=50', '_total=estimate']) {
-    t.equal(heavySearch(req('Practitioner', q)), false, q);
+    t.not(classify(req('Practitioner', q)), 'heavy', q);
   }
 });

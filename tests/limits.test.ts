@@ -190,7 +190,7 @@ t.test('no stack trace nor SQL in error responses', async (t) => {
   await broken.inject({ method: 'GET', url: '/fhir/v2/Practitioner/practitioner-example', headers: { 'service-api-key': k } }); // loads the keys
   const bad = postgres(db.url, { max: 1, onnotice: () => {}, connection: { search_path: 'no_such_schema' } });
   t.teardown(() => bad.end({ timeout: 1 }));
-  brokenDeps.executor.pools.sql = bad; // every query fails: relation "resource" does not exist
+  brokenDeps.router.pools.sql = bad; // every query fails: relation "resource" does not exist
   const res = await broken.inject({ method: 'GET', url: '/fhir/v2/Practitioner?family=x', headers: { 'service-api-key': k } });
   t.equal(res.statusCode, 500);
   const i = issue(t, res);

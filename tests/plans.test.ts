@@ -1,9 +1,9 @@
 import t from 'tap';
-import { valueIndependent } from '../src/fhir/compile.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
 import { registry, type ResourceType } from '../src/registry/index.ts';
-import type { Entries } from '../src/store/entries.ts';
-import { Executor } from '../src/store/executor.ts';
+import type { Entries } from '../src/fhir/entries.ts';
+import { planOnce } from '../src/store/classify.ts';
+import { SearchRouter } from '../src/store/router.ts';
 import { FIXTURES, testApp } from './helpers/app.ts';
 
 /**
@@ -16,7 +16,7 @@ const req = (type: ResourceType, q: string) =>
     version: 'v2', type, registry, strict: false, bases: ['http://fhir.test/fhir/v1', 'http://fhir.test/fhir/v2'],
     now: Date.now(), defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 50,
   });
-const BASE = 'http://fhir.test/fhir/v2';
+const BASE = { base: 'http://fhir.test/fhir/v2' };
 /** The resource ids of rendered entries, in order. */
 const ids = (e: Entries) => (JSON.parse(`[${e.json.toString('utf8')}]`) as { resource: { id: string } }[]).map((x) => x.resource.id);
 
@@ -34,7 +34,7 @@ t.test('value-independent searches: equalities on selective parameters, or no co
     ['Practitioner', '_count=1000'],
     ['Practitioner', ''],
   ];
-  for (const [type, q] of yes) t.equal(valueIndependent(req(type, q)), true, `${type}?${q}`);
+  for (const [type, q] of yes) t.equal(planOnce(req(type, q)), true, `${type}?${q}`);
   const no: [ResourceType, string][] = [
     ['Practitioner', 'identifier=https://rpps.esante.gouv.fr|'],
     ['Practitioner', 'identifier:not=10001010007'],
@@ -53,7 +53,7 @@ t.test('value-independent searches: equalities on selective parameters, or no co
     ['PractitionerRole', 'organization:missing=true'],
     ['Organization', '_has:PractitionerRole:organization:practitioner=003-1'],
   ];
-  for (const [type, q] of no) t.equal(valueIndependent(req(type, q)), false, `${type}?${q}`);
+  for (const [type, q] of no) t.equal(planOnce(req(type, q)), false, `${type}?${q}`);
 });
 
 t.test('the two pools: generic plans for value-independent searches, custom plans for the others', async (t) => {
@@ -62,24 +62,24 @@ t.test('the two pools: generic plans for value-independent searches, custom plan
   const [{ plan_cache_mode: custom }] = await db.sql`show plan_cache_mode`;
   t.equal(generic, 'force_generic_plan');
   t.equal(custom, 'force_custom_plan');
-  t.equal(deps.executor.poolOf(req('Practitioner', 'identifier=10001010007')), db.generic);
-  t.equal(deps.executor.poolOf(req('Practitioner', 'name=martin')), db.sql);
+  t.equal(deps.router.runner.poolOf(req('Practitioner', 'identifier=10001010007'), deps.router.pools), db.generic);
+  t.equal(deps.router.runner.poolOf(req('Practitioner', 'name=martin'), deps.router.pools), db.sql);
 
   // The same lookups, many times over (a generic plan is reused after the first executions), answer
   // exactly what a custom plan answers.
   const [{ id, ident }] = await db.sql<{ id: string; ident: string }[]>`
     select id, content->'identifier'->0->>'value' as ident from resource where type = 'Practitioner' order by rid limit 1`;
-  const customOnly = new Executor({ pools: { ...deps.executor.pools, generic: db.sql }, cursorSecret: 'test-secret-0123456789', includeCap: 1000, totalBudgetMs: 5000, heavyWidth: 2 });
+  const customOnly = new SearchRouter({ pools: { ...deps.router.pools, generic: db.sql }, cursorSecret: 'test-secret-0123456789', includeCap: 1000, totalBudgetMs: 5000, laneWidth: 2 });
   const expected = ids((await customOnly.search(req('Practitioner', `identifier=${ident}`), BASE)).matches);
   t.ok(expected.includes(id), 'the custom plan finds the resource');
   for (let i = 0; i < 8; i++) {
-    const byIdent = await deps.executor.search(req('Practitioner', `identifier=${ident}`), BASE);
+    const byIdent = await deps.router.search(req('Practitioner', `identifier=${ident}`), BASE);
     t.same(ids(byIdent.matches), expected, `identifier lookup, run ${i + 1}`);
-    const none = await deps.executor.search(req('Practitioner', `identifier=no-such-${i}`), BASE);
+    const none = await deps.router.search(req('Practitioner', `identifier=no-such-${i}`), BASE);
     t.equal(none.matches.count, 0, `unknown identifier, run ${i + 1}`);
   }
   const custom1 = await customOnly.search(req('PractitionerRole', `practitioner.identifier=${ident}&_include=PractitionerRole:organization`), BASE);
-  const generic1 = await deps.executor.search(req('PractitionerRole', `practitioner.identifier=${ident}&_include=PractitionerRole:organization`), BASE);
+  const generic1 = await deps.router.search(req('PractitionerRole', `practitioner.identifier=${ident}&_include=PractitionerRole:organization`), BASE);
   t.same(ids(generic1.matches), ids(custom1.matches), 'chain: same matches on both pools');
   t.ok(generic1.includes.count > 0, 'the chain finds roles with organizations');
   t.same(ids(generic1.includes), ids(custom1.includes), 'includes: same resources on both pools');
@@ -87,16 +87,16 @@ t.test('the two pools: generic plans for value-independent searches, custom plan
 
 t.test('the lanes: every search but a lookup waits its turn, a lookup never does', async (t) => {
   const { deps } = await testApp(t, { paths: [FIXTURES] });
-  const { executor } = deps;
+  const { router } = deps;
   // Hold every place of the lane of ordinary searches.
   let release = () => {};
   const held = new Promise<void>((r) => (release = r));
-  const holders = Array.from({ length: executor.pageLane.width }, () => executor.pageLane.run(() => held));
+  const holders = Array.from({ length: router.lanes.page.width }, () => router.lanes.page.admit(() => held));
   const settledWithin = async <T,>(p: Promise<T>, ms: number) =>
     Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
-  const lookup = executor.search(req('Practitioner', 'identifier=10100000024'), BASE);
+  const lookup = router.search(req('Practitioner', 'identifier=10100000024'), BASE);
   t.equal(await settledWithin(lookup, 2000), true, 'a lookup answers while the lane is full');
-  const byName = executor.search(req('Practitioner', 'family=martin'), BASE);
+  const byName = router.search(req('Practitioner', 'family=martin'), BASE);
   t.equal(await settledWithin(byName, 300), false, 'a search by name waits for its turn');
   release();
   await Promise.all(holders);

@@ -20,7 +20,7 @@ async function search(url: string) {
 
 /** Holds every connection of the count pool for `ms`. */
 function occupyCountPool(ms: number): Promise<unknown> {
-  const pool = deps.executor.pools.count;
+  const pool = deps.router.pools.count;
   const n = (pool.options as { max: number }).max;
   return Promise.all(Array.from({ length: n }, () => pool`select pg_sleep(${ms / 1000})`));
 }
@@ -52,7 +52,7 @@ t.test('a count past the budget: no total, and the answer does not wait for it',
   await busy;
   // The count that gave up had been handed to the busy connection: it must not have been cancelled
   // there (postgres.js would skip it while its answer still arrives, and give it to the next query).
-  const shapes = await Promise.all([1, 2, 3].map((n) => deps.executor.pools.count`select ${n}::int as n, 'x' as tag`));
+  const shapes = await Promise.all([1, 2, 3].map((n) => deps.router.pools.count`select ${n}::int as n, 'x' as tag`));
   t.same(shapes, [[{ n: 1, tag: 'x' }], [{ n: 2, tag: 'x' }], [{ n: 3, tag: 'x' }]], 'the next results of the count pool are their own');
   const after = await search('/fhir/v2/Practitioner?_count=5');
   t.equal(after.bundle.total, 30, 'the pool free again: the total is back');
@@ -69,11 +69,11 @@ t.test('TOTAL_BUDGET_MS=0: never counted unless asked', async (t) => {
 
 t.test('a set estimated far beyond what the budget can count is not counted at all', async (t) => {
   const { app: gated, deps: gatedDeps } = await testApp(t, { db, env: { API_KEYS: API_KEY, TOTAL_BUDGET_MS: String(BUDGET_MS) } });
-  const planner = gatedDeps.executor.planner;
+  const planner = gatedDeps.router.planner;
   const real = planner.estimateMatches.bind(planner);
   const get = async (q: string) => ((await gated.inject({ method: 'GET', url: q, headers: { 'SERVICE-API-KEY': API_KEY } })).json() as Bundle).total;
   let counted = 0;
-  const pool = gatedDeps.executor.pools.count;
+  const pool = gatedDeps.router.pools.count;
   // Every count statement of this app goes through its count pool: watch what reaches it.
   const unsafe = pool.unsafe.bind(pool);
   pool.unsafe = ((text: string, ...rest: unknown[]) => {

@@ -184,8 +184,8 @@ t.test('a range of the sort key starts and ends the walk of its index: nothing b
   const { parseSearch } = await import('../src/fhir/parse.ts');
   const { sortedPageQuery, sortBounds } = await import('../src/fhir/sort.ts');
   const { registry } = await import('../src/registry/index.ts');
-  const { run } = await import('../src/store/run.ts');
-  const { sql } = await import('../src/fhir/statement.ts');
+  const { query } = await import('../src/store/query.ts');
+  const { stmt } = await import('../src/fhir/statement.ts');
   const parse = (q: string) => parseSearch([...new URLSearchParams(q)], {
     version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(), defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 50,
   });
@@ -196,7 +196,7 @@ t.test('a range of the sort key starts and ends the walk of its index: nothing b
   const plan = await db.sql.begin(async (tx) => {
     await tx`set local enable_seqscan = off`;
     await tx`set local enable_bitmapscan = off`;
-    return run<{ 'QUERY PLAN': string }[]>(tx, sql`explain ${sortedPageQuery({ systemId: () => undefined, sortPath: 'walk' }, req, 1, undefined, 51)}`);
+    return query<{ 'QUERY PLAN': string }[]>(tx, stmt`explain ${sortedPageQuery({ systemId: () => undefined, sortPath: 'walk' }, req, 1, undefined, 51)}`);
   });
   const text = plan.map((r) => r['QUERY PLAN']).join('\n');
   t.match(text, /Index (Only )?Scan using date_idx_low[^\n]*\n\s*Index Cond: \(\(param = \d+\) AND \(low >= /, `the index scan starts at the bound:\n${text}`);
@@ -204,17 +204,17 @@ t.test('a range of the sort key starts and ends the walk of its index: nothing b
 });
 
 t.test('a filtered sort reads the same pages on each of its three paths', async (t) => {
-  const planner = deps.executor.planner;
-  const decide = planner.decide.bind(planner);
-  t.teardown(() => { planner.decide = decide; });
+  const planner = deps.router.planner;
+  const plan = planner.plan.bind(planner);
+  t.teardown(() => { planner.plan = plan; });
   for (const q of ['active=true&_sort=-given,family', `_lastUpdated=ge${since}&_sort=given`, 'active=true&_sort=-_lastUpdated']) {
     const chosen = await walk(`/fhir/v2/Practitioner?${q}`);
     t.ok(chosen.statuses.length >= 3, `${q}: several pages (${chosen.statuses.length})`);
     for (const path of ['walk', 'hashed', 'sorted'] as const) {
-      planner.decide = async (...args) => ({ ...(await decide(...args)), sortPath: path });
+      planner.plan = async (...args) => ({ ...(await plan(...args)), sortPath: path });
       const forced = await walk(`/fhir/v2/Practitioner?${q}`);
       t.same(forced.ids, chosen.ids, `${q} on the ${path} path: the same resources in the same order`);
     }
-    planner.decide = decide;
+    planner.plan = plan;
   }
 });

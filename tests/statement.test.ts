@@ -1,25 +1,25 @@
 import t from 'tap';
-import { flatten, ident, join, sql } from '../src/fhir/statement.ts';
-import { run, STATEMENT_TEXTS_KEPT, statementText, statementTextsKept } from '../src/store/run.ts';
+import { flatten, ident, join, stmt } from '../src/fhir/statement.ts';
+import { query, STATEMENT_TEXTS_KEPT, statementText, statementTextsKept } from '../src/store/query.ts';
 import { testDatabase } from './helpers/db.ts';
 
 /** Statements composed as text: parameters numbered in order through nesting, identifiers quoted. */
 t.test('flatten numbers parameters in order through nested statements', async (t) => {
-  const inner = sql`t.code = ${'a'} and t.sys = ${3}`;
-  const s = sql`select ${ident('r')}.rid from x ${ident('r')} where ${inner} and r.n > ${7} and ${join([sql`a = ${1}`, sql`b = ${2}`], 'or')}`;
+  const inner = stmt`t.code = ${'a'} and t.sys = ${3}`;
+  const s = stmt`select ${ident('r')}.rid from x ${ident('r')} where ${inner} and r.n > ${7} and ${join([stmt`a = ${1}`, stmt`b = ${2}`], 'or')}`;
   t.same(flatten(s), { text: 'select "r".rid from x "r" where t.code = $1 and t.sys = $2 and r.n > $3 and a = $4 or b = $5', params: ['a', 3, 7, 1, 2] });
   t.same(flatten(join([], 'and')), { text: 'true', params: [] });
   t.same(flatten(join([], 'or')), { text: 'false', params: [] });
-  t.same(flatten(join([sql`select 1`, sql`select ${2}`], 'union')), { text: 'select 1 union select $1', params: [2] });
-  t.equal(flatten(sql`${ident('we"ird')}`).text, '"we""ird"', 'quotes doubled in identifiers');
-  t.equal(flatten(sql`${"'; drop table x; --"}`).text, '$1', 'values are never text');
+  t.same(flatten(join([stmt`select 1`, stmt`select ${2}`], 'union')), { text: 'select 1 union select $1', params: [2] });
+  t.equal(flatten(stmt`${ident('we"ird')}`).text, '"we""ird"', 'quotes doubled in identifiers');
+  t.equal(flatten(stmt`${"'; drop table x; --"}`).text, '$1', 'values are never text');
 });
 
-t.test('run: parameters of every kind the compiler binds reach PostgreSQL typed', async (t) => {
+t.test('query: parameters of every kind the compiler binds reach PostgreSQL typed', async (t) => {
   const db = await testDatabase(t);
-  const [row] = await run<{ a: string; b: number; c: string[]; d: boolean; e: string }[]>(
+  const [row] = await query<{ a: string; b: number; c: string[]; d: boolean; e: string }[]>(
     db.sql,
-    sql`select ${'x'}::text as a, ${5}::int as b, ${['p', 'q,r', '"s"']}::text[] as c, ${new Date(Date.UTC(2024, 0, 2, 3, 4, 5))}::timestamptz = '2024-01-02T03:04:05Z'::timestamptz as d,
+    stmt`select ${'x'}::text as a, ${5}::int as b, ${['p', 'q,r', '"s"']}::text[] as c, ${new Date(Date.UTC(2024, 0, 2, 3, 4, 5))}::timestamptz = '2024-01-02T03:04:05Z'::timestamptz as d,
       (${['9007199254740993']}::bigint[])[1]::text as e`,
   );
   t.same({ ...row, c: [...row.c] }, { a: 'x', b: 5, c: ['p', 'q,r', '"s"'], d: true, e: '9007199254740993' });

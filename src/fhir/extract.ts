@@ -1,6 +1,6 @@
 import type { BoundParam, Path, Registry, ResourceType, Step } from '../registry/index.ts';
 import type { DateRow } from './types/date.ts';
-import { typeOf, describe, isObject, subPath, type Fail } from './types/index.ts';
+import { searchType, describe, isObject, subPath, type Fail } from './types/index.ts';
 import type { ReferenceRow } from './types/reference.ts';
 import type { StringRow } from './types/string.ts';
 import type { TokenRow } from './types/token.ts';
@@ -114,7 +114,7 @@ export function compileExtractor(params: readonly BoundParam[]): Extractor {
   // The trail of the value being indexed, for `fail` (set by its visit; undefined on the fast walk).
   let current: Trail;
   const compiled = params.flatMap((p) => {
-    const kind = typeOf(p).rowsOf;
+    const kind = searchType(p).rowsOf;
     if (!kind) return []; // a column (_id): no index rows
     const table = p.type;
     // Made once per parameter: the walk allocates nothing per value but its rows.

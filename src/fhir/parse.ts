@@ -3,7 +3,7 @@ import { splitUnescaped } from './escape.ts';
 import { badRequest, FhirError, notSupported } from './outcome.ts';
 import type { Condition, ParseContext, SearchRequest, SummaryMode, TotalMode } from './search-request.ts';
 import { sortable } from './sort.ts';
-import { typeOf } from './types/index.ts';
+import { searchType } from './types/index.ts';
 
 /**
  * Query string → SearchRequest. Pure: no database, no HTTP. Every name is resolved through the
@@ -73,7 +73,7 @@ function parseCondition(name: string, value: string, type: ResourceType, ctx: Pa
     throw badRequest(`parameter ${full}: ${raws.length} values, at most ${ctx.maxValuesPerParam} are accepted`, full);
   }
   if (modifier === 'missing') return { kind: 'missing', param, missing: parseMissing(value, full) };
-  return typeOf(param).parse(param, modifier, raws, full, ctx, type, found.prefix);
+  return searchType(param).parse(param, modifier, raws, full, ctx, type, found.prefix);
 }
 
 function single(name: string, values: string[]): string {

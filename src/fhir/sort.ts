@@ -1,8 +1,8 @@
 import type { BoundParam } from '../registry/index.ts';
 import { matchSet, probe } from './compile.ts';
 import type { Condition, PlanHints, SearchRequest, SortKey } from './search-request.ts';
-import { ident, join, sql, type Statement } from './statement.ts';
-import { typeOf } from './types/index.ts';
+import { ident, join, stmt, type Statement } from './statement.ts';
+import { searchType } from './types/index.ts';
 
 /**
  * `_sort` as keyset paging. A resource's key for a string parameter is its lowest folded value
@@ -79,21 +79,21 @@ export interface SortCursor {
 
 const cmp = (desc: boolean) => (desc ? '<' : '>');
 // A date key's text is cast in SQL (a parameter typed timestamptz would go through the driver's Date serializer).
-const typed = (src: KeySource, v: string): Statement => (src.cast === 'timestamptz' ? sql`${v}::text::timestamptz` : sql`${v}::text`);
+const typed = (src: KeySource, v: string): Statement => (src.cast === 'timestamptz' ? stmt`${v}::text::timestamptz` : stmt`${v}::text`);
 
 /** The key of the resource `rid` for a sort key; null when it has no value. */
 function keyValue(key: SortKey, rid: Statement): Statement {
   const src = sourceOf(key.param);
   const col = ident(src.column);
-  if (src.table === 'resource') return sql`(select o.id from resource o where o.rid = ${rid})`;
-  const agg = key.desc ? sql`max(o.${col})` : sql`min(o.${col})`;
-  return sql`(select ${agg} from ${ident(src.table)} o where o.param = ${key.param.id} and o.rid = ${rid})`;
+  if (src.table === 'resource') return stmt`(select o.id from resource o where o.rid = ${rid})`;
+  const agg = key.desc ? stmt`max(o.${col})` : stmt`min(o.${col})`;
+  return stmt`(select ${agg} from ${ident(src.table)} o where o.param = ${key.param.id} and o.rid = ${rid})`;
 }
 
 /** The key of the resource `rid` for a later sort key, never null. */
 function keyExpr(key: SortKey, rid: Statement): Statement {
   const src = sourceOf(key.param);
-  return src.table === 'resource' ? keyValue(key, rid) : sql`coalesce(${keyValue(key, rid)}, ${typed(src, src.sentinel(key.desc))})`;
+  return src.table === 'resource' ? keyValue(key, rid) : stmt`coalesce(${keyValue(key, rid)}, ${typed(src, src.sentinel(key.desc))})`;
 }
 
 /**
@@ -101,16 +101,16 @@ function keyExpr(key: SortKey, rid: Statement): Statement {
  * so that each key keeps its own direction.
  */
 function after(keys: { expr: Statement; desc: boolean; value: Statement }[]): Statement {
-  const alternatives = keys.map((k, i) => join([...keys.slice(0, i).map((e) => sql`${e.expr} = ${e.value}`), sql`${k.expr} ${rawOp(cmp(k.desc))} ${k.value}`], 'and'));
-  return sql`(${join(alternatives, 'or')})`;
+  const alternatives = keys.map((k, i) => join([...keys.slice(0, i).map((e) => stmt`${e.expr} = ${e.value}`), stmt`${k.expr} ${rawOp(cmp(k.desc))} ${k.value}`], 'and'));
+  return stmt`(${join(alternatives, 'or')})`;
 }
 
 /** An operator of the code's own (never a value). */
 function rawOp(op: '<' | '>'): Statement {
-  return op === '<' ? sql`<` : sql`>`;
+  return op === '<' ? stmt`<` : stmt`>`;
 }
 
-const direction = (desc: boolean) => (desc ? sql`desc` : sql`asc`);
+const direction = (desc: boolean) => (desc ? stmt`desc` : stmt`asc`);
 
 /** A phase's keys: the rows (rid, key, s1…sn) in page order, and how to number them again. */
 interface PhaseRows {
@@ -120,7 +120,7 @@ interface PhaseRows {
 }
 
 function outputOrder(dirs: boolean[], ridDesc: boolean): Statement {
-  return join([...dirs.map((d, i) => sql`${ident(`s${i + 1}`)} ${direction(d)}`), sql`rid ${direction(ridDesc)}`], ',');
+  return join([...dirs.map((d, i) => stmt`${ident(`s${i + 1}`)} ${direction(d)}`), stmt`rid ${direction(ridDesc)}`], ',');
 }
 
 /**
@@ -136,38 +136,38 @@ function phase1(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undef
   const walk = path !== 'sorted';
   const bounds = walk ? sortBounds(req) : [];
   const alias = walk ? 'w' : 'm';
-  const rid = sql`${ident(alias)}.rid`;
-  const col = walk ? sql`w.${ident(src.column)}` : sql`m.s1`;
+  const rid = stmt`${ident(alias)}.rid`;
+  const col = walk ? stmt`w.${ident(src.column)}` : stmt`m.s1`;
   const where: Statement[] = [];
   let from: Statement;
   if (!walk) {
     // OFFSET 0: each match's key is read once, not again wherever the outer query names it.
-    from = sql`(select m.rid, ${keyValue(first, sql`m.rid`)} as s1 from (${matchSet(hints, req)}) m offset 0) m`;
-    where.push(sql`m.s1 is not null`);
+    from = stmt`(select m.rid, ${keyValue(first, stmt`m.rid`)} as s1 from (${matchSet(hints, req)}) m offset 0) m`;
+    where.push(stmt`m.s1 is not null`);
   } else if (src.table === 'resource') {
-    from = sql`resource w`;
-    where.push(sql`w.type = ${req.type}`);
+    from = stmt`resource w`;
+    where.push(stmt`w.type = ${req.type}`);
   } else {
     if (bounds.length) {
       // The key's only row, its values matched where the index scan starts and ends.
-      const t = ident(typeOf(first.param).table.alias);
-      const matched = join(bounds.map((c) => typeOf(c.param).match(c, hints)!), 'and');
-      from = sql`(select ${t}.* from ${ident(src.table)} ${t} where ${t}.param = ${first.param.id} and ${matched}) w`;
+      const t = ident(searchType(first.param).table.alias);
+      const matched = join(bounds.map((c) => searchType(c.param).match(c, hints)!), 'and');
+      from = stmt`(select ${t}.* from ${ident(src.table)} ${t} where ${t}.param = ${first.param.id} and ${matched}) w`;
     } else {
-      from = sql`${ident(src.table)} w`;
-      where.push(sql`w.param = ${first.param.id}`);
+      from = stmt`${ident(src.table)} w`;
+      where.push(stmt`w.param = ${first.param.id}`);
     }
     if (!oneRow(first.param)) {
       // The rows that are the resource's key: none of its rows of this parameter comes before them.
       // Read from the index alone; two rows of the same folded value are one (DISTINCT ON below).
-      const other = sql`o.${ident(src.column)}`;
-      where.push(sql`not exists (select 1 from ${ident(src.table)} o where o.param = ${first.param.id} and o.rid = w.rid and ${other} ${rawOp(first.desc ? '>' : '<')} ${col})`);
+      const other = stmt`o.${ident(src.column)}`;
+      where.push(stmt`not exists (select 1 from ${ident(src.table)} o where o.param = ${first.param.id} and o.rid = w.rid and ${other} ${rawOp(first.desc ? '>' : '<')} ${col})`);
     }
   }
   if (path === 'hashed') {
     // Inside an expression the set is not made a join: PostgreSQL builds it once, hashed (a hashed
     // SubPlan, which the planner checks it will be), and each row walked is one lookup in it.
-    where.push(sql`coalesce(w.rid in (${matchSet(hints, req)}), false)`);
+    where.push(stmt`coalesce(w.rid in (${matchSet(hints, req)}), false)`);
   } else if (walk) {
     // Walked, a condition is a probe of its index for the candidate, never a set built first.
     for (const c of req.conditions) if (!(bounds as Condition[]).includes(c)) where.push(probe(hints, c, req.type, 'w'));
@@ -175,12 +175,12 @@ function phase1(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undef
   const later = rest.map((k) => keyExpr(k, rid));
   if (cursor?.phase === 1) {
     const start = typed(src, cursor.keys[0]);
-    const last = sql`${cursor.rid}::bigint`;
+    const last = stmt`${cursor.rid}::bigint`;
     // One key: a row comparison, where the key's index starts its scan. More: the first key bounds
     // the scan, the others decide within equal first keys.
-    if (rest.length === 0) where.push(sql`(${col}, ${rid}) ${rawOp(cmp(first.desc))} (${start}, ${last})`);
+    if (rest.length === 0) where.push(stmt`(${col}, ${rid}) ${rawOp(cmp(first.desc))} (${start}, ${last})`);
     else {
-      where.push(sql`${col} ${first.desc ? sql`<=` : sql`>=`} ${start}`);
+      where.push(stmt`${col} ${first.desc ? stmt`<=` : stmt`>=`} ${start}`);
       where.push(
         after([
           { expr: col, desc: first.desc, value: start },
@@ -190,13 +190,13 @@ function phase1(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undef
       );
     }
   }
-  const columns = [col, ...later].map((e, i) => sql`${e} as ${ident(`s${i + 1}`)}`);
+  const columns = [col, ...later].map((e, i) => stmt`${e} as ${ident(`s${i + 1}`)}`);
   const order = outputOrder(req.sort.map((k) => k.desc), first.desc);
-  const key = join([sql`1`, col, ...later, sql`${rid}::text`], ',');
+  const key = join([stmt`1`, col, ...later, stmt`${rid}::text`], ',');
   // The output columns, as ORDER BY names them: DISTINCT ON must match its leading expressions.
-  const keys = join([...[col, ...later].map((_, i) => sql`${ident(`s${i + 1}`)}`), sql`rid`], ',');
-  const rows = sql`select distinct on (${keys}) ${rid}, ${join(columns, ',')}, json_build_array(${key})::text as key from ${from}
-    where ${where.length ? join(where, 'and') : sql`true`} order by ${order} limit ${limit}`;
+  const keys = join([...[col, ...later].map((_, i) => stmt`${ident(`s${i + 1}`)}`), stmt`rid`], ',');
+  const rows = stmt`select distinct on (${keys}) ${rid}, ${join(columns, ',')}, json_build_array(${key})::text as key from ${from}
+    where ${where.length ? join(where, 'and') : stmt`true`} order by ${order} limit ${limit}`;
   return { rows, order };
 }
 
@@ -204,20 +204,20 @@ function phase1(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undef
 function phase2(hints: PlanHints, req: SearchRequest, cursor: SortCursor | undefined, limit: number): PhaseRows {
   const [first, ...rest] = req.sort;
   const src = sourceOf(first.param);
-  const later = rest.map((k) => keyExpr(k, sql`x.rid`));
-  const where: Statement[] = [sql`not exists (select 1 from ${ident(src.table)} o where o.param = ${first.param.id} and o.rid = x.rid)`];
+  const later = rest.map((k) => keyExpr(k, stmt`x.rid`));
+  const where: Statement[] = [stmt`not exists (select 1 from ${ident(src.table)} o where o.param = ${first.param.id} and o.rid = x.rid)`];
   if (cursor?.phase === 2) {
     where.push(
       after([
         ...rest.map((k, i) => ({ expr: later[i], desc: k.desc, value: typed(sourceOf(k.param), cursor.keys[i]) })),
-        { expr: sql`x.rid`, desc: first.desc, value: sql`${cursor.rid}::bigint` },
+        { expr: stmt`x.rid`, desc: first.desc, value: stmt`${cursor.rid}::bigint` },
       ]),
     );
   }
-  const columns = later.map((e, i) => sql`${e} as ${ident(`s${i + 1}`)}`);
+  const columns = later.map((e, i) => stmt`${e} as ${ident(`s${i + 1}`)}`);
   const order = outputOrder(rest.map((k) => k.desc), first.desc);
-  const key = join([sql`2`, ...later, sql`x.rid::text`], ',');
-  const rows = sql`select x.rid, ${join([...columns, sql`json_build_array(${key})::text as key`], ',')} from (${matchSet(hints, req)}) x
+  const key = join([stmt`2`, ...later, stmt`x.rid::text`], ',');
+  const rows = stmt`select x.rid, ${join([...columns, stmt`json_build_array(${key})::text as key`], ',')} from (${matchSet(hints, req)}) x
     where ${join(where, 'and')} order by ${order} limit ${limit}`;
   return { rows, order };
 }
@@ -238,7 +238,7 @@ export const hasPhase2 = (req: SearchRequest): boolean => {
  */
 export function sortedPageQuery(hints: PlanHints, req: SearchRequest, phase: 1 | 2, cursor: SortCursor | undefined, limit: number): Statement {
   const { rows, order } = phase === 1 ? phase1(hints, req, cursor, limit) : phase2(hints, req, cursor, limit);
-  return sql`
+  return stmt`
     select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key
     from (select k.rid, k.key, row_number() over (order by ${order}) as ord from (${rows}) k) page
     join resource r on r.rid = page.rid

@@ -1,7 +1,8 @@
 /**
- * SQL statements as text and positional parameters, composed without the driver: a driver query
- * object per fragment cost more CPU than the lookup it built. `flatten` gives the `$n` text and the
- * parameters that src/store/run.ts hands to postgres.js as one prepared statement.
+ * SQL statements as text and positional parameters, composed without the driver (a driver query
+ * object per fragment would cost more than the lookup it builds). `stmt` composes, `flatten` gives
+ * the `$n` text and the parameters that src/store/query.ts hands to postgres.js as one prepared
+ * statement. The name is not `sql`: that is the driver's tag, which runs what it builds.
  *
  * Values are always parameters. Identifiers (`ident`) come only from the code's own fixed sets.
  */
@@ -16,8 +17,8 @@ class Identifier {
   constructor(readonly name: string) {}
 }
 
-/** A statement: `sql\`…${value}…${statement}…\``, values become parameters, statements nest. */
-export function sql(strings: TemplateStringsArray, ...args: unknown[]): Statement {
+/** A statement: `stmt\`…${value}…${statement}…\``, values become parameters, statements nest. */
+export function stmt(strings: TemplateStringsArray, ...args: unknown[]): Statement {
   return new Statement(strings, args);
 }
 
@@ -26,7 +27,7 @@ export const ident = (name: string): Identifier => new Identifier(name);
 
 /** `a op b op c …` (`true` / `false` for none). */
 export function join(parts: Statement[], op: 'and' | 'or' | 'union' | ','): Statement {
-  if (parts.length === 0) return op === 'or' ? sql`false` : sql`true`;
+  if (parts.length === 0) return op === 'or' ? stmt`false` : stmt`true`;
   const glue = op === ',' ? ', ' : ` ${op} `;
   return new Statement(['', ...parts.slice(1).map(() => glue), ''], parts);
 }

@@ -7,10 +7,18 @@ export const SEARCHABLE_TYPES = ['Practitioner', 'Organization', 'PractitionerRo
 
 export const VERSIONS = ['v1', 'v2'] as const;
 export type Version = (typeof VERSIONS)[number];
-/** The resource types each API version serves. */
+/** The resource types each API version searches. */
 export const VERSION_TYPES: Record<Version, readonly ResourceType[]> = {
   v1: ['Organization'],
   v2: ['Practitioner', 'Organization', 'PractitionerRole'],
+};
+/**
+ * The resource types each API version reads (`GET [base]/Type/id`): every stored type in v2, so that
+ * the fullUrl of an included Device or HealthcareService is where it can be read.
+ */
+export const READ_TYPES: Record<Version, readonly ResourceType[]> = {
+  v1: ['Organization'],
+  v2: RESOURCE_TYPES,
 };
 
 export type ParamType = 'token' | 'string' | 'date' | 'reference';

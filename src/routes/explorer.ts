@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import { demoExamples, resourcesOf } from '../fhir/examples.ts';
 import { openApiDocument, withServer } from '../fhir/openapi.ts';
 import { RESOURCE_TYPES, SEARCHABLE_TYPES, VERSIONS, type Registry, type Version } from '../registry/index.ts';
-import type { Executor } from '../store/executor.ts';
+import type { SearchRouter } from '../store/router.ts';
 import { rootUrl } from './fhir.ts';
 import { DOCS_PREFIX } from './security.ts';
 
@@ -19,7 +19,7 @@ import { DOCS_PREFIX } from './security.ts';
 export interface ExplorerDeps {
   config: Pick<Config, 'publicBaseUrl' | 'defaultCount' | 'maxCount' | 'metadataRequiresKey' | 'docsEnabled'>;
   registry: Registry;
-  executor: Pick<Executor, 'typeEstimates'>;
+  router: Pick<SearchRouter, 'typeEstimates'>;
   softwareVersion: string;
   startedAt: string;
   /** the folder of the demo data the examples come from (fixtures/directory). */
@@ -149,7 +149,7 @@ export async function explorerRoutes(app: FastifyInstance, deps: ExplorerDeps): 
     const root = rootUrl(deps, req);
     let resources: Record<string, number> | null = null;
     try {
-      resources = await deps.executor.typeEstimates(RESOURCE_TYPES);
+      resources = await deps.router.typeEstimates(RESOURCE_TYPES);
     } catch (err) {
       req.log.warn({ err: { message: (err as Error).message } }, 'GET /: the resource estimates failed');
     }

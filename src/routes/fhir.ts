@@ -4,22 +4,23 @@ import { capabilityStatement } from '../fhir/capability.ts';
 import { FhirError, notFound } from '../fhir/outcome.ts';
 import { parseSearch } from '../fhir/parse.ts';
 import type { Config } from '../config.ts';
-import type { Executor } from '../store/executor.ts';
-import { VERSION_TYPES, VERSIONS, type Registry, type ResourceType, type Version } from '../registry/index.ts';
+import type { Bases } from '../fhir/entries.ts';
+import type { SearchRouter } from '../store/router.ts';
+import { READ_TYPES, RESOURCE_TYPES, VERSION_TYPES, VERSIONS, type Registry, type ResourceType, type Version } from '../registry/index.ts';
 
 /**
- * The FHIR endpoints: thin adapters from HTTP to parse → compile/execute → Bundle. Both versions
- * and every type go through the same handlers.
+ * The FHIR endpoints: thin adapters from HTTP to parse → route (plan, compile, execute) → Bundle.
+ * Both versions and every type go through the same handlers.
  */
 export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
 /** v1 is deprecated since v2 went live (28 April 2025), RFC 9745 structured date. */
 export const V1_DEPRECATION = `@${Date.UTC(2025, 3, 28) / 1000}`;
 
-/** What the FHIR routes need: HTTP in, parse, execute, Bundle out. */
+/** What the FHIR routes need: HTTP in, parse, route, Bundle out. */
 export interface FhirRoutesDeps {
   config: Pick<Config, 'publicBaseUrl' | 'defaultCount' | 'maxCount' | 'maxValuesPerParam' | 'maxParams'>;
   registry: Registry;
-  executor: Pick<Executor, 'search' | 'read'>;
+  router: Pick<SearchRouter, 'search' | 'read'>;
   softwareVersion: string;
   startedAt: string;
 }
@@ -33,11 +34,18 @@ const versionOf = (v: string): Version => {
   return v as Version;
 };
 
-function typeOf(version: Version, type: string): ResourceType {
-  if (!(VERSION_TYPES[version] as readonly string[]).includes(type)) {
-    throw notFound(`Unknown resource type "${type}" in ${version}: this endpoint serves ${VERSION_TYPES[version].join(', ')}`);
+/** The resource type of a path, among those `served` by its version. */
+function resourceTypeOf(version: Version, type: string, served = VERSION_TYPES): ResourceType {
+  if (!(served[version] as readonly string[]).includes(type)) {
+    throw notFound(`Unknown resource type "${type}" in ${version}: this endpoint serves ${served[version].join(', ')}`);
   }
   return type as ResourceType;
+}
+
+/** Where each stored type is read: under the version searched, else under v2 (every type is read there). */
+function basesOf(root: string, version: Version): Bases {
+  const others = RESOURCE_TYPES.filter((t) => !READ_TYPES[version].includes(t));
+  return { base: `${root}/fhir/${version}`, others: Object.fromEntries(others.map((t) => [t, `${root}/fhir/v2`])) };
 }
 
 /**
@@ -83,7 +91,7 @@ const isForm = (req: FastifyRequest) => (req.headers['content-type'] ?? '').toLo
 export async function fhirRoutes(app: FastifyInstance, deps: FhirRoutesDeps): Promise<void> {
   const search = async (req: FastifyRequest<{ Params: { version: string; type: string } }>, reply: FastifyReply, body: [string, string][]) => {
     const version = versionOf(req.params.version);
-    const type = typeOf(version, req.params.type);
+    const type = resourceTypeOf(version, req.params.type);
     const query = queryPairs(req);
     checkFormat(req, query);
     const root = rootUrl(deps, req);
@@ -100,10 +108,10 @@ export async function fhirRoutes(app: FastifyInstance, deps: FhirRoutesDeps): Pr
       maxValuesPerParam: deps.config.maxValuesPerParam,
       maxParams: deps.config.maxParams,
     });
-    const base = `${root}/fhir/${version}`;
-    const result = await deps.executor.search(parsed, base);
+    const bases = basesOf(root, version);
+    const result = await deps.router.search(parsed, bases);
     versionHeaders(reply, version, root, type);
-    const bundle = searchBundle({ base, req: parsed, ...result });
+    const bundle = searchBundle({ base: bases.base, req: parsed, ...result });
     if (Buffer.isBuffer(bundle)) return bundle;
     reply.header('content-length', bundle.length);
     return reply.send(bundle.stream);
@@ -138,16 +146,16 @@ export async function fhirRoutes(app: FastifyInstance, deps: FhirRoutesDeps): Pr
   app.post<{ Params: { version: string; type: string } }>('/fhir/:version/:type/_search', postSearch);
   app.post<{ Params: { version: string; type: string } }>('/fhir/:version/:type', (req, reply) => {
     const version = versionOf(req.params.version);
-    typeOf(version, req.params.type);
+    resourceTypeOf(version, req.params.type);
     if (!isForm(req)) throw new FhirError(405, 'not-supported', 'This server is read-only: POST [type] is accepted only as a search with a form body');
     return postSearch(req, reply);
   });
 
   app.get<{ Params: { version: string; type: string; id: string } }>('/fhir/:version/:type/:id', async (req, reply) => {
     const version = versionOf(req.params.version);
-    const type = typeOf(version, req.params.type);
+    const type = resourceTypeOf(version, req.params.type, READ_TYPES);
     checkFormat(req);
-    const content = await deps.executor.read(type, req.params.id);
+    const content = await deps.router.read(type, req.params.id);
     if (content === undefined) throw notFound(`Resource not found with id: ${type}/${req.params.id}`);
     versionHeaders(reply, version, rootUrl(deps, req), type);
     return content;

@@ -1,9 +1,7 @@
 /**
- * A first-come, first-served lane of bounded width. Heavy searches (compile.ts `heavySearch`: pages
- * of more than 100 resources, :contains, exact totals) enter it so that PostgreSQL works on as many
- * of them at once as there are cores, and the others wait their turn here instead of sharing the
- * cores many ways (which made the slowest pages several times slower for little throughput).
- * Light searches (lookups, pages of 50) never wait behind them.
+ * A first-come, first-served lane of bounded width (src/store/router.ts has one per class of
+ * search): at most `width` of its searches run at once, the others wait their turn here instead of
+ * sharing PostgreSQL's cores many ways.
  */
 export class Lane {
   private active = 0;
@@ -11,7 +9,7 @@ export class Lane {
 
   constructor(readonly width: number) {}
 
-  async run<T>(fn: () => Promise<T>): Promise<T> {
+  async admit<T>(fn: () => Promise<T>): Promise<T> {
     if (this.active < this.width) this.active++;
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
     try {

@@ -3,10 +3,10 @@ import { matchSet } from '../fhir/compile.ts';
 import { sortBounds, sortedPageQuery } from '../fhir/sort.ts';
 import { normalize, prefixUpperBound } from '../fhir/normalize.ts';
 import type { Condition, PlanHints, SearchRequest, SortPath } from '../fhir/search-request.ts';
-import { sql, type Statement } from '../fhir/statement.ts';
+import { stmt, type Statement } from '../fhir/statement.ts';
 import { containsNeedle, likeEscape } from '../fhir/types/string.ts';
 import type { BoundParam } from '../registry/index.ts';
-import { run } from './run.ts';
+import { query } from './query.ts';
 import { TokenSystems } from './token-systems.ts';
 
 /**
@@ -27,31 +27,13 @@ export class Planner {
 
   constructor(readonly systems = new TokenSystems()) {}
 
-  /**
-   * The hints of `req`: `db` is its statements' pool (estimates are planned there), `lookups` where
-   * the bounded counts run (by default the same).
-   */
-  async plan(db: Sql, req: SearchRequest, lookups: Sql = db): Promise<PlanHints> {
-    return this.decide(db, req, lookups, await this.systemsOf(db, req));
-  }
-
-  /** The first hints: the token systems' ids, enough for statements to find the right rows. */
-  async systemsOf(db: Sql, req: SearchRequest): Promise<PlanHints> {
+  /** The hints of `req`, asked of `db`, the pool its statements run on. */
+  async plan(db: Sql, req: SearchRequest): Promise<PlanHints> {
     const uris = new Set<string>();
-    const walk = (c: Condition): void => {
-      if (c.kind === 'token') for (const v of c.values) if (typeof v.system === 'string') uris.add(v.system);
-      if (c.kind === 'chain' || c.kind === 'has') walk(c.inner);
-    };
-    req.conditions.forEach(walk);
-    await this.systems.find(db, uris);
-    return { systemId: (uri) => this.systems.known(uri) };
-  }
-
-  /** The path decisions of `req`, added to its first hints; each value's decision taken at once. */
-  async decide(db: Sql, req: SearchRequest, lookups: Sql, first: PlanHints): Promise<PlanHints> {
     const needles: { param: number; needle: string }[] = [];
     const prefixes: { param: number; norm: string }[] = [];
     const walk = (c: Condition): void => {
+      if (c.kind === 'token') for (const v of c.values) if (typeof v.system === 'string') uris.add(v.system);
       if (c.kind === 'string' && c.mode === 'contains') {
         for (const v of c.values) {
           const needle = containsNeedle(v);
@@ -67,17 +49,18 @@ export class Planner {
       if (c.kind === 'chain' || c.kind === 'has') walk(c.inner);
     };
     req.conditions.forEach(walk);
+    await this.systems.find(db, uris);
     const pageRows = req.count + 1;
     const [common, rare] = await Promise.all([
       Promise.all(needles.map(async ({ param, needle }) => ((await this.isCommon(db, param, needle, pageRows)) ? `${param}/${needle}` : undefined))),
-      Promise.all(prefixes.map(async ({ param, norm }) => ((await this.isRarePrefix(db, lookups, param, norm, pageRows)) ? `${param}/${norm}` : undefined))),
+      Promise.all(prefixes.map(async ({ param, norm }) => ((await this.isRarePrefix(db, param, norm, pageRows)) ? `${param}/${norm}` : undefined))),
     ]);
     const hints: PlanHints = {
-      ...first,
+      systemId: (uri) => this.systems.known(uri),
       commonNeedles: new Set(common.filter((k): k is string => k !== undefined)),
       rarePrefixes: new Set(rare.filter((k): k is string => k !== undefined)),
     };
-    if (req.sort.length && req.conditions.length && req.count > 0) hints.sortPath = await this.sortPathOf(db, lookups, hints, req);
+    if (req.sort.length && req.conditions.length && req.count > 0) hints.sortPath = await this.sortPathOf(db, hints, req);
     return hints;
   }
 
@@ -93,10 +76,10 @@ export class Planner {
    * rather than estimated: the statistics of `norm` mix every string parameter, and a prefix
    * common in addresses looks common in names too.
    */
-  private async isRarePrefix(db: Sql, lookups: Sql, param: number, norm: string, pageRows: number): Promise<boolean> {
+  private async isRarePrefix(db: Sql, param: number, norm: string, pageRows: number): Promise<boolean> {
     const crossover = Math.ceil(Math.sqrt((pageRows * (await this.stringRows(db, param))) / RANGE_ROW_COST));
     return this.decided(`prefix/${param}/${norm}/${crossover}`, async () => {
-      const [{ n }] = await run<{ n: string }[]>(lookups, sql`
+      const [{ n }] = await query<{ n: string }[]>(db, stmt`
         select count(*) as n from (select 1 from string_idx s where s.param = ${param} and s.norm >= ${norm} and s.norm < ${prefixUpperBound(norm)!} limit ${crossover}) x`);
       return Number(n) < crossover;
     });
@@ -111,7 +94,7 @@ export class Planner {
     const crossover = Math.ceil(Math.sqrt((pageRows * (await this.stringRows(db, param))) / CONTAINS_ROW_COST));
     return this.decided(`needle/${param}/${needle}/${crossover}`, async () => {
       const pattern = `%${likeEscape(needle)}%`;
-      return (await planRows(db, sql`select 1 from string_idx s where s.param = ${param} and s.norm like ${pattern}`)) > crossover;
+      return (await planRows(db, stmt`select 1 from string_idx s where s.param = ${param} and s.norm like ${pattern}`)) > crossover;
     });
   }
 
@@ -123,14 +106,14 @@ export class Planner {
    * hashed walk is taken only if PostgreSQL does hash the set (its estimate of the set must fit its
    * hash memory), which an EXPLAIN of the page tells.
    */
-  private async sortPathOf(db: Sql, lookups: Sql, hints: PlanHints, req: SearchRequest): Promise<SortPath> {
+  private async sortPathOf(db: Sql, hints: PlanHints, req: SearchRequest): Promise<SortPath> {
     // Conditions that all bound the key's own index: the walk reads the matches and nothing else.
     if (sortBounds(req).length === req.conditions.length) return 'walk';
     const walked = (req.count + 1) * (await this.keyRows(db, req.sort[0].param, req.type));
     const cap = crossover(walked, SORT_PATHS.hashed, SORT_PATHS.walk);
     const criteria = req.criteria.map(([k, v]) => `${k}=${v}`).sort().join('&');
     return this.decided(`sort/${req.type}/${req.sort[0].param.id}/${criteria}/${cap}`, async () => {
-      const [{ n }] = await run<{ n: string }[]>(lookups, sql`select count(*) as n from (${matchSet(hints, req)} limit ${cap}) x`);
+      const [{ n }] = await query<{ n: string }[]>(db, stmt`select count(*) as n from (${matchSet(hints, req)} limit ${cap}) x`);
       const m = Math.max(1, Number(n));
       const cost = (p: SortPath) => m * SORT_PATHS[p].match + (walked / m) * SORT_PATHS[p].walked;
       const cheapest = (paths: SortPath[]) => paths.reduce((a, b) => (cost(b) < cost(a) ? b : a));
@@ -142,7 +125,7 @@ export class Planner {
 
   /** Whether PostgreSQL hashes the matches' set of a hashed sort walk (rather than scanning it per row). */
   private async hashes(db: Sql, hints: PlanHints, req: SearchRequest): Promise<boolean> {
-    const plan = await run<{ 'QUERY PLAN': string }[]>(db, sql`explain ${sortedPageQuery({ ...hints, sortPath: 'hashed' }, req, 1, undefined, req.count + 1)}`);
+    const plan = await query<{ 'QUERY PLAN': string }[]>(db, stmt`explain ${sortedPageQuery({ ...hints, sortPath: 'hashed' }, req, 1, undefined, req.count + 1)}`);
     return plan.some((row) => row['QUERY PLAN'].includes('hashed SubPlan'));
   }
 
@@ -158,17 +141,17 @@ export class Planner {
   /** Rows of a sort key's index (for `_id`, the resources of the type). */
   private keyRows(db: Sql, param: BoundParam, type: string): Promise<number> {
     if (param.column === 'id') return this.typeRows(db, type);
-    if (param.type === 'date') return this.estimate(db, `date/${param.id}`, sql`select 1 from date_idx d where d.param = ${param.id}`);
+    if (param.type === 'date') return this.estimate(db, `date/${param.id}`, stmt`select 1 from date_idx d where d.param = ${param.id}`);
     return this.stringRows(db, param.id);
   }
 
   /** The resources of a type, as PostgreSQL's statistics estimate them (no count: GET / shows it). */
   typeRows(db: Sql, type: string): Promise<number> {
-    return this.estimate(db, `type/${type}`, sql`select 1 from resource r where r.type = ${type}`);
+    return this.estimate(db, `type/${type}`, stmt`select 1 from resource r where r.type = ${type}`);
   }
 
   private stringRows(db: Sql, param: number): Promise<number> {
-    return this.estimate(db, `string/${param}`, sql`select 1 from string_idx s where s.param = ${param}`);
+    return this.estimate(db, `string/${param}`, stmt`select 1 from string_idx s where s.param = ${param}`);
   }
 
   /** PostgreSQL's estimate of a statement's rows, kept a minute. */
@@ -205,7 +188,7 @@ function crossover(walked: number, a: { match: number; walked: number }, b: { ma
   return Math.ceil(Math.sqrt((walked * (a.walked - b.walked)) / (b.match - a.match)));
 }
 
-async function planRows(db: Sql, query: Statement): Promise<number> {
-  const [row] = await run<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>(db, sql`explain (format json) ${query}`);
+async function planRows(db: Sql, rows: Statement): Promise<number> {
+  const [row] = await query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>(db, stmt`explain (format json) ${rows}`);
   return row['QUERY PLAN'][0].Plan['Plan Rows'];
 }

@@ -1,5 +1,6 @@
 import { connectPools, connectUrl, endPools, type PoolOptions, type Pools, type Sql } from '../db.ts';
 import { classifyDbError } from '../db-errors.ts';
+import { within } from '../timeout.ts';
 
 /**
  * Reads on hot standbys (DATABASE_READ_URL): a Database's pools per replica, and a monitor that
@@ -65,14 +66,11 @@ const PROBE = { max: 1, statementTimeoutMs: CHECK_DEADLINE_MS };
 /** The primary's positions remembered to tell a replica's lag (see `lagOf`). */
 const SAMPLES_KEPT = 600;
 
-function within<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'timeout' })), ms);
+/** A health check's answer, or an error past CHECK_DEADLINE_MS. */
+const checked = <T>(work: Promise<T>): Promise<T> =>
+  within(work, CHECK_DEADLINE_MS, () => {
+    throw Object.assign(new Error(`no answer within ${CHECK_DEADLINE_MS} ms`), { code: 'timeout' });
   });
-  work.catch(() => {});
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
-}
 
 /**
  * Transient failures of one statement, not of its database: a query cancelled by a conflict with
@@ -139,7 +137,7 @@ export class ReplicaSet {
     // ago the last transaction was (an idle primary).
     let primaryLsn: bigint | undefined;
     try {
-      const [{ lsn }] = await within(this.primary.probe<{ lsn: string }[]>`select pg_current_wal_insert_lsn()::text as lsn`, CHECK_DEADLINE_MS);
+      const [{ lsn }] = await checked(this.primary.probe<{ lsn: string }[]>`select pg_current_wal_insert_lsn()::text as lsn`);
       primaryLsn = parseLsn(lsn);
       const at = Date.now();
       if (this.samples.at(-1)?.lsn !== primaryLsn) this.samples.push({ lsn: primaryLsn, at });
@@ -154,11 +152,10 @@ export class ReplicaSet {
 
   private async checkMember(m: Member, primaryLsn: bigint | undefined): Promise<void> {
     try {
-      const [row] = await within(
+      const [row] = await checked(
         m.probe.unsafe<{ lsn: string | null; age: number | null }[]>(
           `select ${POSITION} as lsn, extract(epoch from now() - pg_last_xact_replay_timestamp())::float8 as age`,
         ),
-        CHECK_DEADLINE_MS,
       );
       if (row.lsn !== null) m.lsn = parseLsn(row.lsn);
       m.lagS = this.lagOf(m.lsn, row.age, primaryLsn);
@@ -221,7 +218,7 @@ export class ReplicaSet {
 
   private async refreshPosition(m: Member): Promise<bigint> {
     try {
-      const [{ lsn }] = await within(m.probe.unsafe<{ lsn: string }[]>(`select ${POSITION} as lsn`), CHECK_DEADLINE_MS);
+      const [{ lsn }] = await checked(m.probe.unsafe<{ lsn: string }[]>(`select ${POSITION} as lsn`));
       m.lsn = parseLsn(lsn);
     } catch {
       // left to the background check
@@ -230,12 +227,12 @@ export class ReplicaSet {
   }
 
   /**
-   * Runs a read on the first database of `candidates` that answers: a failure to reach a database
+   * A read on the first database of `candidates` that answers: a failure to reach a database
    * (db-errors.ts 'transient') takes that replica out of rotation (STATEMENT_ONLY: not) and the
-   * read goes to the next;
-   * any other error is the read's own. Reads are idempotent, so trying again is safe.
+   * read goes to the next; any other error is the read's own. Reads are idempotent, so trying
+   * again is safe.
    */
-  async run<T>(work: (pools: Pools) => Promise<T>, minLsn?: bigint): Promise<T> {
+  async read<T>(work: (pools: Pools) => Promise<T>, minLsn?: bigint): Promise<T> {
     let last: unknown;
     for (const pools of await this.candidates(minLsn)) {
       try {

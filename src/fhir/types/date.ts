@@ -1,7 +1,7 @@
 import { parseFhirDate, pgTimestamp } from '../date.ts';
 import { badRequest, notSupported } from '../outcome.ts';
 import type { Condition, DateValue, ParseContext } from '../search-request.ts';
-import { join, sql, type Statement } from '../statement.ts';
+import { join, stmt, type Statement } from '../statement.ts';
 import { describe, type SearchType } from './search-type.ts';
 
 /**
@@ -54,24 +54,24 @@ function valueMatch(v: DateValue, instant: boolean): Statement {
   const hi = new Date(v.high);
   if (instant) {
     switch (v.prefix) {
-      case 'eq': case 'ap': return sql`(d.low >= ${lo} and d.low < ${hi})`;
-      case 'ne': return sql`(d.low < ${lo} or d.low >= ${hi})`;
-      case 'gt': case 'sa': return sql`d.low >= ${hi}`;
-      case 'lt': case 'eb': return sql`d.low < ${lo}`;
-      case 'ge': return sql`d.low >= ${lo}`;
-      case 'le': return sql`d.low < ${hi}`;
+      case 'eq': case 'ap': return stmt`(d.low >= ${lo} and d.low < ${hi})`;
+      case 'ne': return stmt`(d.low < ${lo} or d.low >= ${hi})`;
+      case 'gt': case 'sa': return stmt`d.low >= ${hi}`;
+      case 'lt': case 'eb': return stmt`d.low < ${lo}`;
+      case 'ge': return stmt`d.low >= ${lo}`;
+      case 'le': return stmt`d.low < ${hi}`;
     }
   }
   switch (v.prefix) {
-    case 'eq': return sql`(d.low >= ${lo} and d.high <= ${hi})`;
-    case 'ne': return sql`(d.low < ${lo} or d.high > ${hi})`;
-    case 'gt': return sql`d.high > ${hi}`;
-    case 'lt': return sql`d.low < ${lo}`;
-    case 'ge': return sql`(d.low >= ${lo} or d.high > ${hi})`;
-    case 'le': return sql`(d.high <= ${hi} or d.low < ${lo})`;
-    case 'sa': return sql`d.low >= ${hi}`;
-    case 'eb': return sql`d.high <= ${lo}`;
-    case 'ap': return sql`(d.low < ${hi} and d.high > ${lo})`;
+    case 'eq': return stmt`(d.low >= ${lo} and d.high <= ${hi})`;
+    case 'ne': return stmt`(d.low < ${lo} or d.high > ${hi})`;
+    case 'gt': return stmt`d.high > ${hi}`;
+    case 'lt': return stmt`d.low < ${lo}`;
+    case 'ge': return stmt`(d.low >= ${lo} or d.high > ${hi})`;
+    case 'le': return stmt`(d.high <= ${hi} or d.low < ${lo})`;
+    case 'sa': return stmt`d.low >= ${hi}`;
+    case 'eb': return stmt`d.high <= ${lo}`;
+    case 'ap': return stmt`(d.low < ${hi} and d.high > ${lo})`;
   }
 }
 
@@ -83,9 +83,9 @@ export const date: SearchType<DateCondition, DateRow> = {
     return { kind: 'date', param, values: raws.map((r) => parseValue(r, name, ctx, implied)) };
   },
 
-  match: (c) => sql`(${join(c.values.map((v) => valueMatch(v, c.param.instant === true)), 'or')})`,
+  match: (c) => stmt`(${join(c.values.map((v) => valueMatch(v, c.param.instant === true)), 'or')})`,
 
-  rows: (c, hints) => sql`select d.rid from date_idx d where d.param = ${c.param.id} and ${date.match(c, hints)!}`,
+  rows: (c, hints) => stmt`select d.rid from date_idx d where d.param = ${c.param.id} and ${date.match(c, hints)!}`,
 
   rowsOf: {
     index(param, value, emit, fail) {

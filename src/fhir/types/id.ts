@@ -1,6 +1,6 @@
 import { notSupported } from '../outcome.ts';
 import type { Condition } from '../search-request.ts';
-import { sql } from '../statement.ts';
+import { stmt } from '../statement.ts';
 import type { SearchType } from './search-type.ts';
 import { tokenParts } from './token.ts';
 
@@ -31,7 +31,7 @@ export const id: SearchType<IdCondition> = {
     return values.length === 0 && !not ? { kind: 'none' } : { kind: 'token', param, not, values };
   },
 
-  match: (c) => sql`i.id = any(${ids(c)}::text[])`,
+  match: (c) => stmt`i.id = any(${ids(c)}::text[])`,
 
-  rows: (c, _hints, type) => sql`select i.rid from resource i where i.type = ${type} and i.id = any(${ids(c)}::text[])`,
+  rows: (c, _hints, type) => stmt`select i.rid from resource i where i.type = ${type} and i.id = any(${ids(c)}::text[])`,
 };

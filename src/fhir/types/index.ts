@@ -9,7 +9,7 @@ import { string } from './string.ts';
 import { token } from './token.ts';
 
 /** The module of a parameter: its registry type, or the column it is read from. */
-export function typeOf(param: BoundParam): SearchType {
+export function searchType(param: BoundParam): SearchType {
   if (param.column === 'id') return id as SearchType;
   return TYPES[param.type];
 }

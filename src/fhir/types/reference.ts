@@ -3,7 +3,7 @@ import { unescape } from '../escape.ts';
 import { badRequest, notSupported } from '../outcome.ts';
 import { ID_RE, parseReference } from '../reference.ts';
 import type { Condition, ParseContext, RefValue } from '../search-request.ts';
-import { join, sql, type Statement } from '../statement.ts';
+import { join, stmt, type Statement } from '../statement.ts';
 import { copyText } from './copy.ts';
 import { describe, isObject, optionalString, type SearchType } from './search-type.ts';
 
@@ -65,13 +65,13 @@ export const reference: SearchType<ReferenceCondition, ReferenceRow> = {
     const parts: Statement[] = [];
     for (const t of new Set(typed.map((v) => v.type!))) {
       const ids = typed.filter((v) => v.type === t).map((v) => v.id);
-      parts.push(ids.length === 1 ? sql`(x.target_type = ${t} and x.target_id = ${ids[0]})` : sql`(x.target_type = ${t} and x.target_id = any(${ids}::text[]))`);
+      parts.push(ids.length === 1 ? stmt`(x.target_type = ${t} and x.target_id = ${ids[0]})` : stmt`(x.target_type = ${t} and x.target_id = any(${ids}::text[]))`);
     }
-    if (untyped.length) parts.push(sql`x.target_id = any(${untyped}::text[])`);
-    return sql`(${join(parts, 'or')})`;
+    if (untyped.length) parts.push(stmt`x.target_id = any(${untyped}::text[])`);
+    return stmt`(${join(parts, 'or')})`;
   },
 
-  rows: (c, hints) => sql`select x.rid from reference_idx x where x.param = ${c.param.id} and ${reference.match(c, hints)!}`,
+  rows: (c, hints) => stmt`select x.rid from reference_idx x where x.param = ${c.param.id} and ${reference.match(c, hints)!}`,
 
   rowsOf: {
     index(param, value, emit, fail) {

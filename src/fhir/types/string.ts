@@ -2,7 +2,7 @@ import { unescape } from '../escape.ts';
 import { normalize, prefixUpperBound } from '../normalize.ts';
 import { badRequest, notSupported } from '../outcome.ts';
 import type { Condition, PlanHints } from '../search-request.ts';
-import { join, sql, type Statement } from '../statement.ts';
+import { join, stmt, type Statement } from '../statement.ts';
 import { copyText } from './copy.ts';
 import { describe, type SearchType } from './search-type.ts';
 
@@ -71,23 +71,23 @@ export const string: SearchType<StringCondition, StringRow> = {
     const parts: Statement[] = [];
     for (const v of c.values) {
       const n = normalize(v);
-      if (c.mode === 'exact') parts.push(sql`(s.norm = ${n} and s.exact = ${v})`);
+      if (c.mode === 'exact') parts.push(stmt`(s.norm = ${n} and s.exact = ${v})`);
       else if (n === '') return undefined; // matches any value
-      else if (c.mode === 'contains') parts.push(sql`s.norm like ${`%${likeEscape(n)}%`}`);
+      else if (c.mode === 'contains') parts.push(stmt`s.norm like ${`%${likeEscape(n)}%`}`);
       else {
         const hi = prefixUpperBound(n);
-        parts.push(hi === undefined ? sql`s.norm >= ${n}` : sql`(s.norm >= ${n} and s.norm < ${hi})`);
+        parts.push(hi === undefined ? stmt`s.norm >= ${n}` : stmt`(s.norm >= ${n} and s.norm < ${hi})`);
       }
     }
-    return parts.length === 1 ? parts[0] : sql`(${join(parts, 'or')})`;
+    return parts.length === 1 ? parts[0] : stmt`(${join(parts, 'or')})`;
   },
 
   rows(c, hints) {
     const match = string.match(c, hints);
-    if (!match) return sql`select s.rid from string_idx s where s.param = ${c.param.id}`;
-    const set = sql`select s.rid from string_idx s where s.param = ${c.param.id} and ${match}`;
+    if (!match) return stmt`select s.rid from string_idx s where s.param = ${c.param.id}`;
+    const set = stmt`select s.rid from string_idx s where s.param = ${c.param.id} and ${match}`;
     // OFFSET 0 keeps the subquery from being flattened into a key-order walk (see readWhole).
-    return readWhole(c, hints) ? sql`select s.rid from (${set} offset 0) s` : set;
+    return readWhole(c, hints) ? stmt`select s.rid from (${set} offset 0) s` : set;
   },
 
   rowsOf: {

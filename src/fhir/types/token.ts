@@ -2,7 +2,7 @@ import type { BoundParam } from '../../registry/index.ts';
 import { splitUnescaped, unescape } from '../escape.ts';
 import { badRequest, notSupported } from '../outcome.ts';
 import type { Condition, ParseContext, PlanHints, TokenValue } from '../search-request.ts';
-import { join, sql, type Statement } from '../statement.ts';
+import { join, stmt, type Statement } from '../statement.ts';
 import { copyText } from './copy.ts';
 import { describe, isObject, subPath, type Fail, type SearchType } from './search-type.ts';
 
@@ -53,18 +53,18 @@ function impliedSystemCondition(param: BoundParam, implied: string, not: boolean
 
 function valueMatch(hints: PlanHints, v: TokenValue): Statement {
   const sys = v.system === undefined ? undefined : v.system === null ? 0 : (hints.systemId(v.system) ?? -1);
-  if (v.code === undefined) return sql`t.sys = ${sys!}`;
-  if (sys === undefined) return sql`t.code = ${v.code}`;
-  return sql`(t.code = ${v.code} and t.sys = ${sys})`;
+  if (v.code === undefined) return stmt`t.sys = ${sys!}`;
+  if (sys === undefined) return stmt`t.code = ${v.code}`;
+  return stmt`(t.code = ${v.code} and t.sys = ${sys})`;
 }
 
 /** One token's values or'ed: the bare codes as one `any(…)`, the others one by one. */
 function valuesMatch(hints: PlanHints, values: TokenValue[]): Statement {
   const plain = values.filter((v) => v.system === undefined && v.code !== undefined).map((v) => v.code!);
   const parts = values.filter((v) => !(v.system === undefined && v.code !== undefined)).map((v) => valueMatch(hints, v));
-  if (plain.length === 1) parts.unshift(sql`t.code = ${plain[0]}`);
-  else if (plain.length > 1) parts.unshift(sql`t.code = any(${plain}::text[])`);
-  return parts.length === 1 ? parts[0] : sql`(${join(parts, 'or')})`;
+  if (plain.length === 1) parts.unshift(stmt`t.code = ${plain[0]}`);
+  else if (plain.length > 1) parts.unshift(stmt`t.code = any(${plain}::text[])`);
+  return parts.length === 1 ? parts[0] : stmt`(${join(parts, 'or')})`;
 }
 
 /** The tokens of a boolean, code, Coding, CodeableConcept or Identifier; `at`: where in the element value. */
@@ -106,7 +106,7 @@ export const token: SearchType<TokenCondition, TokenRow> = {
 
   match: (c, hints) => valuesMatch(hints, c.values),
 
-  rows: (c, hints) => sql`select t.rid from token_idx t where t.param = ${c.param.id} and ${valuesMatch(hints, c.values)}`,
+  rows: (c, hints) => stmt`select t.rid from token_idx t where t.param = ${c.param.id} and ${valuesMatch(hints, c.values)}`,
 
   rowsOf: {
     index(param, value, emit, fail) {

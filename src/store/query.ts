@@ -1,11 +1,6 @@
 import type { Db } from '../db.ts';
 import { flatten, type Statement } from '../fhir/statement.ts';
 
-/**
- * Statements (src/fhir/statement.ts) run on a pool or transaction, each as a prepared statement of
- * its connection (postgres.js caches them by text).
- */
-
 /** Texts kept by `statementText` at most; the map is emptied when it is full (statement shapes are few). */
 export const STATEMENT_TEXTS_KEPT = 4096;
 const texts = new Map<string, string>();
@@ -25,8 +20,8 @@ export function statementText(text: string): string {
 /** Texts `statementText` holds now. */
 export const statementTextsKept = (): number => texts.size;
 
-/** Runs a statement as a prepared statement of the connection (postgres.js caches it by text). */
-export function run<T extends readonly object[] = Record<string, unknown>[]>(db: Db, s: Statement) {
+/** A statement (src/fhir/statement.ts) as a prepared statement of its connection (postgres.js caches it by text). */
+export function query<T extends readonly object[] = Record<string, unknown>[]>(db: Db, s: Statement) {
   const { text, params } = flatten(s);
   return db.unsafe<T extends readonly (infer R extends object)[] ? R[] : never>(statementText(text), params as never[], { prepare: true });
 }

@@ -1,0 +1,50 @@
+import type { Condition, SearchRequest } from '../fhir/search-request.ts';
+
+/**
+ * Where a search runs: the policy the router (lanes) and the runner (pools) follow, decided from
+ * the parsed request alone.
+ *
+ * - `lookup`: every condition an equality on a `selective` parameter (identifiers, ids, references,
+ *   possibly through a chain), no `_sort`: a handful of matches whatever the values. Never waits in
+ *   a lane, never counted beside its page.
+ * - `heavy`: may make PostgreSQL read thousands of rows — pages of more than 100, `:contains`,
+ *   exact counts (`_total=accurate`, `_summary=count`, `_count=0`). A lane and a pool of its own, so
+ *   that a crowd of them is served in turn and never sits in front of the others.
+ * - `page`: everything else. A lane of its own, so that PostgreSQL runs as many at once as it has
+ *   cores and a lookup finds one.
+ */
+export type SearchClass = 'lookup' | 'page' | 'heavy';
+
+export function classify(req: SearchRequest): SearchClass {
+  if (heavy(req)) return 'heavy';
+  return req.conditions.length > 0 && planOnce(req) && req.sort.length === 0 ? 'lookup' : 'page';
+}
+
+function heavy(req: SearchRequest): boolean {
+  const contains = (c: Condition): boolean =>
+    (c.kind === 'string' && c.mode === 'contains') || ((c.kind === 'chain' || c.kind === 'has') && contains(c.inner));
+  return req.count > 100 || req.count === 0 || req.total === 'accurate' || req.summary === 'count' || req.conditions.some(contains);
+}
+
+/**
+ * True when no statement of the search has a plan that depends on its values: every condition an
+ * equality on a `selective` parameter, possibly through a chain, or no condition at all (the type's
+ * rids in key order). Those run on the pool whose statements are planned once per connection
+ * (src/db.ts `generic`); anything else — codes, booleans, strings, dates, `:not`, `:missing`,
+ * `system|` — is planned for its values.
+ */
+export function planOnce(req: SearchRequest): boolean {
+  const independent = (c: Condition): boolean => {
+    switch (c.kind) {
+      case 'token':
+        return !c.not && c.param.selective === true && c.values.every((v) => v.code !== undefined);
+      case 'reference':
+        return c.param.selective === true;
+      case 'chain':
+        return c.param.selective === true && independent(c.inner);
+      default:
+        return false;
+    }
+  };
+  return req.conditions.every(independent);
+}

@@ -1,0 +1,126 @@
+import type { Pools } from '../db.ts';
+import { CursorCodec, type CursorState } from '../fhir/cursor.ts';
+import type { Bases, Entries } from '../fhir/entries.ts';
+import { FhirError } from '../fhir/outcome.ts';
+import type { SearchRequest } from '../fhir/search-request.ts';
+import { stmt } from '../fhir/statement.ts';
+import { within } from '../timeout.ts';
+import { classify } from './classify.ts';
+import { Lane } from './lane.ts';
+import { Planner } from './planner.ts';
+import { query } from './query.ts';
+import { readResource } from './read.ts';
+import { formatLsn, parseLsn, type ReplicaSet } from './replicas.ts';
+import { SearchRunner } from './runner.ts';
+
+/**
+ * The router: where and when a search runs. It decodes the cursor, puts the search in its class's
+ * lane (src/store/classify.ts), chooses the database (the primary, or a replica that has replayed
+ * the cursor's position), bounds the whole by the deadline, hands the statements to the runner
+ * (src/store/runner.ts) and encodes the next cursor.
+ */
+export interface SearchResult {
+  matches: Entries;
+  includes: Entries;
+  total?: number;
+  /** cursor of the next page, when there is one. */
+  next?: string;
+  warnings: string[];
+}
+
+export interface RouterOptions {
+  /** the primary's pools (DATABASE_URL). */
+  pools: Pools;
+  /** hot standbys (DATABASE_READ_URL): searches and reads run on them, the primary as a fallback. */
+  replicas?: ReplicaSet;
+  /** HMAC key of paging cursors; the same on every instance (random when unset). */
+  cursorSecret?: string;
+  includeCap: number;
+  totalBudgetMs: number;
+  /** the most a search or read may take once it runs (0: no limit); see `deadline`. */
+  deadlineMs?: number;
+  /** searches of each lane run at once. */
+  laneWidth: number;
+}
+
+export class SearchRouter {
+  readonly pools: Pools;
+  readonly replicas?: ReplicaSet;
+  readonly planner = new Planner();
+  readonly runner: SearchRunner;
+  readonly cursors: CursorCodec;
+  /**
+   * The lanes of the searches that are not lookups, one per class, each as wide as the machine has
+   * cores: PostgreSQL then runs as many of them at once as it has cores to run them on, and a
+   * lookup, which needs a fraction of a millisecond, finds a core instead of queueing behind a
+   * crowd of backends.
+   */
+  readonly lanes: { page: Lane; heavy: Lane };
+
+  constructor(private readonly o: RouterOptions) {
+    this.pools = o.pools;
+    this.replicas = o.replicas;
+    this.cursors = new CursorCodec(o.cursorSecret);
+    this.runner = new SearchRunner(this.planner, { includeCap: o.includeCap, totalBudgetMs: o.totalBudgetMs });
+    this.lanes = { page: new Lane(o.laneWidth), heavy: new Lane(o.laneWidth) };
+  }
+
+  /** A search; `bases` say where each type is read (fullUrls). */
+  search(req: SearchRequest, bases: Bases): Promise<SearchResult> {
+    const state = req.cursor === undefined ? undefined : this.cursors.decode(req, req.cursor);
+    const run = () => this.deadline(this.routed(req, state, bases));
+    const cls = classify(req);
+    return cls === 'lookup' ? run() : this.lanes[cls].admit(run);
+  }
+
+  /** The read interaction: the stored JSON text of one resource, or undefined. */
+  read(type: string, id: string): Promise<string | undefined> {
+    const read = (pools: Pools) => readResource(pools.sql, type, id);
+    return this.deadline(this.replicas ? this.replicas.read(read) : read(this.pools));
+  }
+
+  /**
+   * The stored resources of each type, as the planner's statistics estimate them (GET /). An empty
+   * table is said to be empty: never analyzed, PostgreSQL would guess a few rows of each.
+   */
+  async typeEstimates(types: readonly string[]): Promise<Record<string, number>> {
+    const db = this.pools.generic;
+    const estimate = async () => {
+      const [{ any }] = await query<{ any: boolean }[]>(db, stmt`select exists (select 1 from resource) as any`);
+      return Promise.all(types.map((t) => (any ? this.planner.typeRows(db, t) : 0)));
+    };
+    const rows = await this.deadline(estimate());
+    return Object.fromEntries(types.map((t, i) => [t, rows[i]]));
+  }
+
+  /** A search on the primary, or on the replicas: a next page on one that has replayed its cursor's position. */
+  private async routed(req: SearchRequest, state: CursorState | undefined, bases: Bases): Promise<SearchResult> {
+    const on = async (pools: Pools): Promise<SearchResult> => {
+      const page = await this.runner.search(pools, req, state, bases);
+      const lsn = page.next && this.replicas ? await this.positionAfter(pools, state) : undefined;
+      const total = req.total === 'estimate' ? undefined : page.total;
+      const next = page.next ? this.cursors.encode(req, { ...page.next, total, lsn }) : undefined;
+      return { matches: page.matches, includes: page.includes, total: page.total, next, warnings: page.warnings };
+    };
+    if (!this.replicas) return on(this.pools);
+    return this.replicas.read(on, state?.lsn === undefined ? undefined : parseLsn(state.lsn));
+  }
+
+  /** The position a next page must be read at, at least: the cursor's, or where `pools` is now. */
+  private async positionAfter(pools: Pools, state: CursorState | undefined): Promise<string> {
+    const now = await this.replicas!.position(pools);
+    const before = state?.lsn === undefined ? 0n : parseLsn(state.lsn);
+    return formatLsn(now > before ? now : before);
+  }
+
+  /**
+   * A search's statements each end within the statement timeout, and a silent connection is closed
+   * (src/db-socket.ts); this is the net below both: past the deadline, the answer is a 503 whatever
+   * the driver still waits for.
+   */
+  private deadline<T>(work: Promise<T>): Promise<T> {
+    return within(work, this.o.deadlineMs ?? 0, () => {
+      throw new FhirError(503, 'transient', 'the database did not answer in time; try again', { 'retry-after': '1' });
+    });
+  }
+}
