@@ -9,7 +9,7 @@ import { validate } from '@readme/openapi-parser';
 import type { InjectOptions } from 'fastify';
 import t from 'tap';
 import { ERROR_STATUSES } from '../src/fhir/openapi.ts';
-import { registry, VERSION_TYPES, VERSIONS, type ResourceType, type Version } from '../src/registry/index.ts';
+import { READ_TYPES, registry, VERSION_TYPES, VERSIONS, type ResourceType, type Version } from '../src/registry/index.ts';
 import { FIXTURES, testApp } from './helpers/app.ts';
 import { poolsOn } from './helpers/db.ts';
 import { API_KEY } from './helpers/search.ts';
@@ -46,9 +46,10 @@ t.test('both documents are valid OpenAPI 3, with the key as an apiKey scheme and
   }
 });
 
-t.test('the paths are the read and the three searches of every type the version serves, and metadata', async (t) => {
+t.test('the paths are the read and the three searches of every type the version searches, the read of the types it only reads, and metadata', async (t) => {
   for (const v of VERSIONS) {
-    const expected = ['/metadata', ...VERSION_TYPES[v].flatMap((type) => [`/${type}`, `/${type}/_search`, `/${type}/{id}`])].sort();
+    const readOnly = READ_TYPES[v].filter((type) => !VERSION_TYPES[v].includes(type)).map((type) => `/${type}/{id}`);
+    const expected = ['/metadata', ...VERSION_TYPES[v].flatMap((type) => [`/${type}`, `/${type}/_search`, `/${type}/{id}`]), ...readOnly].sort();
     t.same(Object.keys(docs[v].paths).sort(), expected, v);
     for (const type of VERSION_TYPES[v]) {
       t.same(Object.keys(docs[v].paths[`/${type}`]).sort(), ['get', 'post'], `${v} ${type}: GET and POST [type]`);
@@ -61,8 +62,9 @@ t.test('the paths are the read and the three searches of every type the version 
 
 t.test('every parameter of every type, in the document, the CapabilityStatement and the registry alike', async (t) => {
   for (const v of VERSIONS) {
-    t.same(statements[v].map((r) => r.type).sort(), [...VERSION_TYPES[v]].sort(), `${v}: the same types`);
-    for (const r of statements[v]) {
+    const searched = statements[v].filter((r) => r.searchParam);
+    t.same(searched.map((r) => r.type).sort(), [...VERSION_TYPES[v]].sort(), `${v}: the same types`);
+    for (const r of searched) {
       const type = r.type as ResourceType;
       const query = queryOf(v, type);
       const byName = new Map(query.map((p) => [p.name, p]));

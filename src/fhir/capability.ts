@@ -1,4 +1,4 @@
-import { RESOURCE_TYPES, VERSION_TYPES, type Registry, type ResourceType, type Version } from '../registry/index.ts';
+import { READ_TYPES, RESOURCE_TYPES, VERSION_TYPES, type Registry, type ResourceType, type Version } from '../registry/index.ts';
 import { sortable } from './sort.ts';
 
 /**
@@ -52,6 +52,15 @@ function sortParam(registry: Registry, version: Version, type: ResourceType) {
   };
 }
 
+const PROFILE_OF: Record<ResourceType, string> = {
+  Practitioner: 'as-dp-practitioner',
+  Organization: 'as-dp-organization',
+  PractitionerRole: 'as-dp-practitionerrole',
+  Device: 'as-dp-device',
+  HealthcareService: 'as-dp-healthcareservice-healthcare-activity',
+};
+const profile = (type: ResourceType) => `https://interop.esante.gouv.fr/ig/fhir/annuaire/StructureDefinition/${PROFILE_OF[type]}`;
+
 export function capabilityStatement(registry: Registry, version: Version, base: string, softwareVersion: string, date: string) {
   const typeDoc = { token: TOKEN_DOC, string: STRING_DOC, date: DATE_DOC, reference: REF_DOC };
   const resources = VERSION_TYPES[version].map((type) => {
@@ -76,7 +85,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
     const searchRevInclude = referrers.map((p) => `${p.resourceType}:${p.code}`);
     return {
       type,
-      profile: `https://interop.esante.gouv.fr/ig/fhir/annuaire/StructureDefinition/as-dp-${type.toLowerCase()}`,
+      profile: profile(type),
       interaction: [{ code: 'read' }, { code: 'search-type' }],
       versioning: 'versioned',
       readHistory: false,
@@ -87,6 +96,16 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
       searchParam,
     };
   });
+  // Types only included in searches are read by id, where their fullUrls point.
+  const readOnly = READ_TYPES[version].filter((type) => !VERSION_TYPES[version].includes(type)).map((type) => ({
+    type,
+    profile: profile(type),
+    interaction: [{ code: 'read' }],
+    versioning: 'versioned',
+    readHistory: false,
+    updateCreate: false,
+    documentation: `Read by id only (the fullUrl of an included ${type}); found through _include and _revinclude of the searched types.`,
+  }));
   const deprecated = version === 'v1';
   return {
     resourceType: 'CapabilityStatement',
@@ -103,7 +122,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
       (deprecated
         ? 'Version 1 is deprecated (responses carry a Deprecation header and a Link to the successor version /fhir/v2); it serves Organization only, with the v1 parameter names and code systems. '
         : '') +
-      'Search API over the French health directory: Practitioner, Organization and PractitionerRole (Device and HealthcareService only through _include/_revinclude). ' +
+      'Search API over the French health directory: Practitioner, Organization and PractitionerRole (Device and HealthcareService are found through _include/_revinclude and read by id in v2). ' +
       'Every request but metadata needs the SERVICE-API-KEY header. Paging: keyset cursors in the next link; _count defaults to the server page size and larger values are clamped to its maximum. ' +
       'Unknown parameters are ignored and left out of the self link unless Prefer: handling=strict is sent. Time zone of dates without one: UTC.',
     kind: 'instance',
@@ -121,7 +140,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
           cors: true,
           description: 'An API key in the SERVICE-API-KEY header is required on every interaction except metadata. Missing or invalid keys get 401; too many requests per key get 429 with Retry-After.',
         },
-        resource: resources,
+        resource: [...resources, ...readOnly],
         interaction: [],
         // v2 serves the FHIR Bulk Data system-level export (src/routes/export.ts).
         ...(version === 'v2' ? { operation: [BULK_EXPORT] } : {}),

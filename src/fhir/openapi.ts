@@ -21,7 +21,7 @@ export interface OpenApiOptions {
 
 type Json = Record<string, unknown>;
 type CsParam = { name: string; type: string; documentation: string; definition?: string };
-type CsResource = { type: ResourceType; profile: string; searchParam: CsParam[]; searchInclude?: string[]; searchRevInclude?: string[] };
+type CsResource = { type: ResourceType; profile: string; searchParam?: CsParam[]; searchInclude?: string[]; searchRevInclude?: string[] };
 
 const FHIR_JSON = 'application/fhir+json';
 
@@ -186,6 +186,22 @@ export function openApiDocument(registry: Registry, version: Version, o: OpenApi
   const schemas: Json = {};
   for (const r of rest.resource) {
     const type = r.type;
+    const op = (operationId: string, summary: string, extra: Json) => ({ tags: [type], operationId, summary, ...(deprecated ? { deprecated } : {}), ...extra });
+    const example = o.examples.resource(type);
+    paths[`/${type}/{id}`] = {
+      get: op(`read${type}`, `Read one ${type}`, {
+        parameters: [{ name: 'id', in: 'path', required: true, description: 'The technical id of the resource', schema: { type: 'string', pattern: '^[A-Za-z0-9\\-.]{1,64}$' }, ...(example?.id ? { example: example.id } : {}) }],
+        responses: responses(okResponse(`The ${type}`, type, deprecated), ERROR_STATUSES.read),
+      }),
+    };
+    schemas[type] = {
+      type: 'object', required: ['resourceType', 'id'], description: `A ${type} of the health directory (profile ${r.profile}).`,
+      properties: { resourceType: { type: 'string', enum: [type] }, id: { type: 'string' }, meta: { type: 'object' } },
+      additionalProperties: true,
+      externalDocs: { url: r.profile },
+      ...(example ? { example } : {}),
+    };
+    if (!r.searchParam) continue; // read only
     const names = registry.names(version, type);
     const query: Json[] = r.searchParam.map((sp) => {
       const found = names.get(sp.name);
@@ -211,27 +227,12 @@ export function openApiDocument(registry: Registry, version: Version, o: OpenApi
       },
     };
     const bundle = okResponse(`A searchset Bundle of ${type} resources (search.mode match), with the included ones (include) and warnings (outcome)`, 'Bundle', deprecated);
-    const op = (operationId: string, summary: string, extra: Json) => ({ tags: [type], operationId, summary, ...(deprecated ? { deprecated } : {}), ...extra });
-    const example = o.examples.resource(type);
     paths[`/${type}`] = {
       get: op(`search${type}`, `Search ${type}`, { parameters: [...query, ...headers], responses: responses(bundle, ERROR_STATUSES.search) }),
       post: op(`search${type}Form`, `Search ${type} with a form body (POST [type])`, { parameters: headers, requestBody: form, responses: responses(bundle, ERROR_STATUSES.searchForm) }),
     };
     paths[`/${type}/_search`] = {
       post: op(`search${type}Post`, `Search ${type} with a form body (POST [type]/_search)`, { parameters: headers, requestBody: form, responses: responses(bundle, ERROR_STATUSES.searchPost) }),
-    };
-    paths[`/${type}/{id}`] = {
-      get: op(`read${type}`, `Read one ${type}`, {
-        parameters: [{ name: 'id', in: 'path', required: true, description: 'The technical id of the resource', schema: { type: 'string', pattern: '^[A-Za-z0-9\\-.]{1,64}$' }, ...(example?.id ? { example: example.id } : {}) }],
-        responses: responses(okResponse(`The ${type}`, type, deprecated), ERROR_STATUSES.read),
-      }),
-    };
-    schemas[type] = {
-      type: 'object', required: ['resourceType', 'id'], description: `A ${type} of the health directory (profile ${r.profile}).`,
-      properties: { resourceType: { type: 'string', enum: [type] }, id: { type: 'string' }, meta: { type: 'object' } },
-      additionalProperties: true,
-      externalDocs: { url: r.profile },
-      ...(example ? { example } : {}),
     };
   }
 
