@@ -61,8 +61,8 @@ export class SearchRunner {
     const warnings = [...req.warnings];
     const hints = await this.planner.plan(db, req);
     if (req.count === 0 || req.summary === 'count') return { matches: noEntries, includes: noEntries, total: await countAll(db, hints, req), warnings };
-    // A first page's count runs beside the page, within its budget, on a pool of its own; a lookup
-    // is never counted, its page holds its matches.
+    // A first page's count runs beside the page, within its budget, on a pool of its own; a
+    // lookup's page nearly always holds its matches: it is counted after its page if not.
     const counting = !state && req.total === undefined && classify(req) !== 'lookup' ? this.countFirstPage(pools.count, hints, req) : undefined;
     counting?.catch(() => {});
     const keys = req.include.length > 0 || req.revinclude.length > 0;
@@ -79,7 +79,7 @@ export class SearchRunner {
       if (!state && !hasNext) total = page.count;
       else if (req.total === 'accurate') total = await countAll(db, hints, req);
       else if (req.total === 'estimate') total = await this.planner.estimateMatches(db, hints, req);
-      else if (!state) total = await counting;
+      else if (!state) total = await (counting ?? this.countFirstPage(pools.count, hints, req));
     }
     let includes = noEntries;
     if (keys) {
