@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { connectUrl, migrate, type Sql } from '../src/db.ts';
 import { registry } from '../src/registry/index.ts';
 import { TokenSystems } from '../src/store/token-systems.ts';
-import { loaderTx, preparePut, writeBatch, type WriteEntry } from '../src/store/write.ts';
+import { preparePut } from '../src/load/prepare.ts';
+import { loaderTx, writeBatch, type WriteEntry } from '../src/store/write.ts';
 import { log } from './drive.ts';
 
 export interface MirrorFigures {

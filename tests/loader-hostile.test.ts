@@ -6,7 +6,7 @@ import type { Database } from '../src/db.ts';
 import { clipReason, echo, ECHO_MAX } from '../src/load/echo.ts';
 import { tooDeepAt } from '../src/load/sources.ts';
 import { registry } from '../src/registry/index.ts';
-import { MAX_DEPTH, preparePutRows, TOO_DEEP } from '../src/store/write.ts';
+import { MAX_DEPTH, prepareResource, TOO_DEEP } from '../src/fhir/resource.ts';
 import { loaderCli } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
 
@@ -176,9 +176,9 @@ t.test('the depth scan: exact at the limit, blind to brackets in strings, equal 
 
 t.test('a parsed value given to the write path without its text is checked for depth there', async (t) => {
   const value = JSON.parse(deepText('v1', 10000));
-  t.throws(() => preparePutRows(registry, value), { message: TOO_DEEP });
+  t.throws(() => prepareResource(registry, value), { message: TOO_DEEP });
   const ok = JSON.parse(deepText('v2', MAX_DEPTH - 1));
-  t.equal(preparePutRows(registry, ok).id, 'v2', `${MAX_DEPTH} levels with the resource's own object pass`);
+  t.equal(prepareResource(registry, ok).id, 'v2', `${MAX_DEPTH} levels with the resource's own object pass`);
 });
 
 t.test('echo and clipReason: short values whole, long ones cut with a mark', async (t) => {

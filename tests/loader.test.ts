@@ -12,7 +12,7 @@ import { connectUrl } from '../src/db.ts';
 import { LOADER_CONNECTIONS, loadFiles, loaderConnections } from '../src/load/loader.ts';
 import { registry } from '../src/registry/index.ts';
 import { CopyEncoder } from '../src/store/copy-encode.ts';
-import { preparePutRows } from '../src/store/write.ts';
+import { prepareResource } from '../src/fhir/resource.ts';
 
 /** The loader on a real database: every input form, idempotence, rejects, --strict, bulk, reruns. */
 const dir = await mkdtemp(path.join(os.tmpdir(), 'loader-test-'));
@@ -323,7 +323,7 @@ t.test('a bulk load drops the indexes of the index tables (resource keeps its ke
   const restart = () => finishInterruptedBulk(db.sql, (m) => messages.push(m));
   const copyOne = async (copies: BulkCopies) => {
     const enc = new CopyEncoder(new Map());
-    enc.add(1, preparePutRows(registry, { resourceType: 'Practitioner', id: 'cut1', meta: { lastUpdated: '2024-01-01T00:00:00Z' }, active: true }));
+    enc.add(1, prepareResource(registry, { resourceType: 'Practitioner', id: 'cut1', meta: { lastUpdated: '2024-01-01T00:00:00Z' }, active: true }));
     await copies.write(enc.take());
   };
   const count = async () => (await db.sql`select count(*)::int as n from resource`)[0].n as number;
@@ -384,7 +384,7 @@ t.test('a COPY that PostgreSQL refuses ends with its error (it used to wait for 
   const session = await startBulk(db.sql);
   const copies = await BulkCopies.open(db.sql);
   const enc = new CopyEncoder(new Map());
-  enc.add(1, preparePutRows(registry, pra('refused', 'Refus')));
+  enc.add(1, prepareResource(registry, pra('refused', 'Refus')));
   const tables = enc.take();
   tables[1] = new TextEncoder().encode('not a key\t1\t0\tx\n');
   await t.rejects(

@@ -7,7 +7,9 @@ import type { Db } from '../src/db.ts';
 import { extractorFor } from '../src/fhir/extract.ts';
 import { registry, type ResourceType } from '../src/registry/index.ts';
 import { TokenSystems } from '../src/store/token-systems.ts';
-import { deleteIndexRows, encodeRows, insertIndexRows, loaderTx, preparePut, writeBatch, type WriteCounts } from '../src/store/write.ts';
+import { preparePut } from '../src/load/prepare.ts';
+import { encodeIndexRows } from '../src/store/copy-encode.ts';
+import { deleteIndexRows, insertIndexRows, loaderTx, writeBatch, type WriteCounts } from '../src/store/write.ts';
 import { testDatabase } from './helpers/db.ts';
 
 const db = await testDatabase(t);
@@ -36,7 +38,7 @@ async function fullRewrite(rid: string): Promise<string[]> {
   await sql
     .begin(async (tx) => {
       await deleteIndexRows(tx, registry, [{ rid, type }]);
-      const index = encodeRows(extractorFor(registry, type)(content));
+      const index = encodeIndexRows(extractorFor(registry, type)(content));
       await systems.intern(sql, index.systems);
       await insertIndexRows(tx, systems, [{ rid, index }]);
       rows = await rowsOf(tx, rid);

@@ -7,7 +7,7 @@ import { failureMessage } from '../load/failure.ts';
 import { DEFAULT_CONCURRENCY, loadFiles, loaderConnections } from '../load/loader.ts';
 import { expandPaths, NOT_LOADABLE } from '../load/sources.ts';
 import { registry } from '../registry/index.ts';
-import { MAX_DEPTH } from '../store/write.ts';
+import { MAX_DEPTH } from '../fhir/resource.ts';
 
 const USAGE = `usage: npm run load -- [--strict] [--bulk] [--batch-size N] <file-or-directory>...
 

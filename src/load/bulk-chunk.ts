@@ -1,7 +1,7 @@
 import { ExtractError } from '../fhir/extract.ts';
-import { InvalidResource } from '../fhir/resource.ts';
 import type { Registry } from '../registry/index.ts';
-import { preparePutRows, type WriteEntry } from '../store/write.ts';
+import { InvalidResource, prepareResource } from '../fhir/resource.ts';
+import type { WriteEntry } from '../store/write.ts';
 import { CopyEncoder } from '../store/copy-encode.ts';
 import { keyHashes } from './key-set.ts';
 import { prepare } from './prepare.ts';
@@ -73,7 +73,7 @@ export function bulkChunk(registry: Registry, systems: ReadonlyMap<string, numbe
       if (entry.kind === 'resource' && entry.text !== undefined) {
         // A whole line that is one resource: a row of the COPY.
         try {
-          const p = preparePutRows(registry, entry.value, now, entry.text);
+          const p = prepareResource(registry, entry.value, now, entry.text);
           enc.add(m.ridBase + i, p, raw);
           const [h1, h2] = keyHashes(`${p.type}/${p.id}`);
           copied.push(i, h1, h2);

@@ -1,12 +1,12 @@
 import type { Sql } from '../db.ts';
 import { ExtractError } from '../fhir/extract.ts';
-import { InvalidResource } from '../fhir/resource.ts';
 import type { Registry } from '../registry/index.ts';
-import { addCounts, emptyCounts, loaderTx, preparePutRows, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
+import { InvalidResource, prepareResource } from '../fhir/resource.ts';
+import { addCounts, emptyCounts, loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { TokenSystems } from '../store/token-systems.ts';
 import { BulkCopies, BulkIncomplete, endBulk, failBulk, rebuildIndexes, rowsCommitted, startBulk } from './bulk.ts';
 import { bulkChunk, type BulkChunkResult, type ChunkOther } from './bulk-chunk.ts';
-import { COPY_BINARY, COPY_TABLES, CopyEncoder, SYSTEM_MARK } from '../store/copy-encode.ts';
+import { COPY_BINARY, COPY_TABLES, CopyEncoder, resolveSystemMarks } from '../store/copy-encode.ts';
 import { binaryRowsWithout } from '../store/pg-binary.ts';
 import { KeySet, keyHashes } from './key-set.ts';
 import type { ParsePool } from './parallel.ts';
@@ -100,7 +100,7 @@ export async function bulkLoad(
       if (r.unknownSystems.length) {
         await intern(r.unknownSystems);
         const text = Buffer.from(tables[1].buffer, tables[1].byteOffset, tables[1].byteLength).toString('utf8');
-        tables[1] = utf8.encode(text.replace(SYSTEM_MARK, (_, i: string) => String(systems.id(r.unknownSystems[Number(i)]))));
+        tables[1] = utf8.encode(resolveSystemMarks(text, r.unknownSystems, (uri) => systems.id(uri)));
       }
       // Lines in order: a resource of the COPY, or another entry (rejected, or written later).
       let cut: Set<string> | undefined;
@@ -169,7 +169,7 @@ export async function bulkLoad(
           entries++;
           if (raw.kind === 'resource') {
             try {
-              const p = preparePutRows(registry, raw.value);
+              const p = prepareResource(registry, raw.value);
               const [h1, h2] = keyHashes(`${p.type}/${p.id}`);
               if (seen.add(h1, h2)) {
                 if (p.rows.token.some((t) => t.system !== null && !known.has(t.system))) {

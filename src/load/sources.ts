@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { open, readdir, readFile, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { createGunzip, gunzipSync } from 'node:zlib';
-import { MAX_DEPTH, TOO_DEEP } from '../store/write.ts';
+import { MAX_DEPTH, TOO_DEEP } from '../fhir/resource.ts';
 
 /**
  * Input files as a stream of raw entries, each with the place it came from: one resource per

@@ -1,11 +1,16 @@
 import type { IndexRows } from '../fhir/extract.ts';
+import type { PreparedResource } from '../fhir/resource.ts';
 import { TYPES } from '../fhir/types/index.ts';
-import type { PreparedPut } from './write.ts';
 import { pgMicrosOfInstant, pgMicrosOfMs } from './pg-binary.ts';
 
 /**
- * Rows as COPY data: the text format of the index tables (each search type writes its own columns,
+ * The encoding step of the write path: index rows (src/fhir/resource.ts prepareResource) as COPY
+ * data — the text format of the index tables (each search type writes its own columns,
  * src/fhir/types) and the binary format of the bulk load's resource and date_idx tables.
+ *
+ * A token system's id is interned by the writing thread; rows encoded before it is known (in a
+ * worker thread) write the system as a mark, `systemMark`, which `resolveSystemMarks` alone turns
+ * into the id.
  */
 
 /** The tables a load writes, in this order everywhere (COPY streams, encoder output). */
@@ -60,6 +65,33 @@ export function systemMark(pending: string[], uri: string): string {
   let i = pending.indexOf(uri);
   if (i < 0) i = pending.push(uri) - 1;
   return `\x02${i}\x02`;
+}
+
+/** COPY text with the marks of `pending` systems replaced by their interned ids. */
+export function resolveSystemMarks(text: string, pending: readonly string[], id: (uri: string) => number): string {
+  return pending.length === 0 ? text : text.replace(SYSTEM_MARK, (_, i: string) => String(id(pending[Number(i)])));
+}
+
+/**
+ * The index rows of one resource as COPY text, prepared before its rid is known (in a loader
+ * worker thread, src/load/parallel.ts, where strings cross threads far cheaper than thousands of
+ * small objects): every line starts with a tab, the rid goes in front of it at write time, and
+ * token systems are marks (`systemMark`) indexing `systems`.
+ */
+export interface IndexCopy {
+  token: string;
+  string: string;
+  date: string;
+  reference: string;
+  count: number;
+  systems: string[];
+}
+
+export function encodeIndexRows(rows: IndexRows): IndexCopy {
+  const systems: string[] = [];
+  const [token, string, date, reference] = indexLines('', rows, (uri) => systemMark(systems, uri));
+  const count = rows.token.length + rows.string.length + rows.date.length + rows.reference.length;
+  return { token, string, date, reference, count, systems };
 }
 
 /**
@@ -149,10 +181,10 @@ export class CopyEncoder {
 
   /**
    * One resource. `raw` holds the UTF-8 bytes of its input line: when the stored text is that line
-   * (PreparedPut.asIs), they are copied as they are instead of the text being encoded again (binary
+   * (PreparedResource.asIs), they are copied as they are instead of the text being encoded again (binary
    * COPY needs no escapes).
    */
-  add(rid: number, p: PreparedPut, raw?: { bytes: Uint8Array; start: number; end: number }): void {
+  add(rid: number, p: PreparedResource, raw?: { bytes: Uint8Array; start: number; end: number }): void {
     // resource, binary (COPY_BINARY): rid, type, id, version_id, last_updated, content (jsonb: version 1, then the text).
     const res = this.out[0];
     res.int16(6);

@@ -1,13 +1,14 @@
 import type { Db, Sql } from '../db.ts';
 import { extractorFor, type IndexRows } from '../fhir/extract.ts';
-import { checkResource, InvalidResource } from '../fhir/resource.ts';
+import { TYPES } from '../fhir/types/index.ts';
 import type { Registry, ResourceType } from '../registry/index.ts';
-import { COPY_COLUMNS, COPY_TABLES, indexLines, SYSTEM_MARK, systemMark, type CopyTable } from './copy-encode.ts';
+import { COPY_COLUMNS, COPY_TABLES, encodeIndexRows, resolveSystemMarks, type CopyTable, type IndexCopy } from './copy-encode.ts';
 import type { TokenSystems } from './token-systems.ts';
 
 /**
- * The write path: upsert by (type, id) with change detection, index rows written in the same
- * transaction as the resource. Content equal to the stored one apart from meta.versionId and
+ * The write step of the incremental path: upsert by (type, id) with change detection, index rows
+ * written in the same transaction as the resource (what to write comes prepared and encoded:
+ * src/load/prepare.ts). Content equal to the stored one apart from meta.versionId and
  * meta.lastUpdated is a no-op; a real change increments the server's versionId and rewrites the
  * index rows of the parameters whose rows changed, no others.
  *
@@ -37,132 +38,6 @@ export function addCounts(a: WriteCounts, b: WriteCounts): WriteCounts {
   };
 }
 
-/** A validated resource, the JSON text to store and its index rows (before COPY encoding). */
-export interface PreparedPut {
-  type: ResourceType;
-  id: string;
-  lastUpdated: string;
-  text: string;
-  /** `text` is the entry's own JSON text (its NDJSON line), unchanged. */
-  asIs: boolean;
-  rows: IndexRows;
-}
-
-/**
- * Longest token code, token system and folded string that is indexed (characters). A btree entry
- * holds at most 2,704 bytes: a longer value would fail the whole batch (a bulk load, at its index
- * build), so the entry is refused instead, with the parameter named.
- */
-export const MAX_INDEXED_LENGTH = 512;
-
-/**
- * Deepest nesting of JSON objects and arrays a resource may have: far above any FHIR resource, far
- * below what its recursive walks (JSON.stringify, PostgreSQL's jsonb input) survive.
- */
-export const MAX_DEPTH = 64;
-export const TOO_DEEP = `nested deeper than ${MAX_DEPTH}`;
-
-/** A parsed value no deeper than MAX_DEPTH, checked without recursion (JSON.parse has no limit). */
-function assertDepth(value: unknown): void {
-  const values: unknown[] = [value];
-  const depths: number[] = [0];
-  while (values.length) {
-    const v = values.pop();
-    const d = depths.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (d === MAX_DEPTH) throw new InvalidResource(TOO_DEEP);
-    for (const x of Array.isArray(v) ? v : Object.values(v)) {
-      values.push(x);
-      depths.push(d + 1);
-    }
-  }
-}
-
-/** An exponent of 3 digits or more: the number may be beyond a double (JSON.parse gives ±Infinity). */
-const LONG_EXPONENT = /\d[eE][+-]?\d{3}/;
-
-function assertFinite(v: unknown): void {
-  if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new InvalidResource('contains a number too large to be stored exactly (beyond ±1.8e308)');
-  } else if (Array.isArray(v)) {
-    for (const x of v) assertFinite(x);
-  } else if (typeof v === 'object' && v !== null) {
-    for (const k in v) assertFinite((v as Record<string, unknown>)[k]);
-  }
-}
-
-/** PostgreSQL's jsonb holds neither U+0000 nor an unpaired UTF-16 surrogate, in a value or a key. */
-function assertStorableText(v: string): void {
-  if (v.includes('\u0000')) throw new InvalidResource('contains a NUL character (\\u0000), which cannot be stored');
-  if (!(v as string & { isWellFormed(): boolean }).isWellFormed()) throw new InvalidResource('contains an unpaired UTF-16 surrogate (\\uD800–\\uDFFF), which cannot be stored');
-}
-
-function assertStorable(v: unknown): void {
-  if (typeof v === 'string') assertStorableText(v);
-  else if (Array.isArray(v)) for (const x of v) assertStorable(x);
-  else if (typeof v === 'object' && v !== null) {
-    for (const k in v) {
-      assertStorableText(k);
-      assertStorable((v as Record<string, unknown>)[k]);
-    }
-  }
-}
-
-/**
- * The JSON text stored for a resource. An NDJSON line that is already what is stored (meta.versionId
- * "1" and a lastUpdated) is kept as it is — no second serialisation — when PostgreSQL's jsonb is
- * sure to take it: no \u escape (jsonb refuses NUL and unpaired surrogates) and no long exponent
- * (numeric's range). Anything else is serialised from the parsed value, after the checks that jsonb
- * would otherwise fail on (numbers beyond a double are refused rather than written as null).
- */
-function storedText(content: Record<string, unknown>, raw: string | undefined, asIs: boolean): string {
-  const longExponent = raw === undefined || LONG_EXPONENT.test(raw);
-  if (asIs && !longExponent && raw!.indexOf('\\u') < 0) return raw!;
-  if (longExponent) assertFinite(content);
-  const text = JSON.stringify(content);
-  // JSON.stringify writes U+0000 and unpaired surrogates as \u escapes: only then can there be one.
-  if (text.indexOf('\\u') >= 0 && /\\u(0000|d[89a-f])/i.test(text)) assertStorable(content);
-  return text;
-}
-
-function assertIndexable(rows: IndexRows, registry: Registry, type: ResourceType): void {
-  const tooLong = (param: number, what: string, n: number) => {
-    const code = registry.forType(type).find((p) => p.id === param)?.code ?? String(param);
-    return new InvalidResource(`a ${what} of search parameter ${code} is too long to index (${n} characters, at most ${MAX_INDEXED_LENGTH})`);
-  };
-  for (const r of rows.token) {
-    if (r.code.length > MAX_INDEXED_LENGTH) throw tooLong(r.param, 'code', r.code.length);
-    if (r.system !== null && r.system.length > MAX_INDEXED_LENGTH) throw tooLong(r.param, 'system', r.system.length);
-  }
-  for (const r of rows.string) if (r.norm.length > MAX_INDEXED_LENGTH) throw tooLong(r.param, 'value', r.norm.length);
-}
-
-/**
- * Validates a resource and prepares what is stored: its JSON text and index rows (pure, throws
- * InvalidResource or ExtractError on bad input). `raw` is the entry's own JSON text when it has
- * one (a whole NDJSON line), already found no deeper than MAX_DEPTH (src/load/sources.ts
- * tooDeepAt); a value without it is checked here, before anything walks it.
- */
-export function preparePutRows(registry: Registry, value: unknown, now = new Date(), raw?: string): PreparedPut {
-  if (raw === undefined) assertDepth(value);
-  const { type, id, resource } = checkResource(value);
-  const meta = (resource.meta ?? {}) as Record<string, unknown>;
-  const asIs = meta.versionId === '1' && typeof meta.lastUpdated === 'string';
-  const lastUpdated = typeof meta.lastUpdated === 'string' ? meta.lastUpdated : now.toISOString();
-  const content = asIs ? resource : { ...resource, meta: { ...meta, versionId: '1', lastUpdated } };
-  // Extracted from what is stored (meta.lastUpdated included), exactly as a re-index would.
-  const rows = extractorFor(registry, type)(content);
-  assertIndexable(rows, registry, type);
-  const text = storedText(content, raw, asIs);
-  return { type, id, lastUpdated, text, asIs: text === raw, rows };
-}
-
-/** Validates a resource and prepares everything the database step needs (pure, throws on bad input). */
-export function preparePut(registry: Registry, value: unknown, now = new Date(), raw?: string): WriteEntry {
-  const p = preparePutRows(registry, value, now, raw);
-  return { op: 'put', type: p.type, id: p.id, lastUpdated: p.lastUpdated, text: p.text, index: encodeRows(p.rows) };
-}
-
 /**
  * A loader transaction commits without waiting for its WAL flush (synchronous_commit = off, for
  * this transaction only): a crash of PostgreSQL may forget the last fraction of a second of
@@ -188,7 +63,7 @@ export function lastWins(entries: WriteEntry[]): WriteEntry[] {
 
 /** The index tables, in IndexCopy's order. */
 const INDEX_TABLES = COPY_TABLES.filter((t): t is Exclude<CopyTable, 'resource'> => t !== 'resource');
-const copyLines = (c: IndexCopy) => [c.token, c.string, c.date, c.reference];
+const INDEX_KINDS = ['token', 'string', 'date', 'reference'] as const;
 
 /**
  * Deletes the index rows of deleted resources (or rewritten ones whose earlier rows are not known).
@@ -202,29 +77,6 @@ export async function deleteIndexRows(tx: Db, registry: Registry, items: { rid: 
   for (const table of INDEX_TABLES) {
     await tx`delete from ${tx(table)} where param = any(${params}::int[]) and rid = any(${rids}::bigint[])`;
   }
-}
-
-/**
- * The index rows of one resource as COPY text, prepared before its rid is known (in a loader worker
- * thread, src/load/parallel.ts, where strings cross threads far cheaper than thousands of small
- * objects): every line starts with a tab, the rid goes in front of it at write time. A token's
- * system is written `\x02<i>\x02`, i indexing `systems`: its interned id is only known to the
- * writing thread.
- */
-export interface IndexCopy {
-  token: string;
-  string: string;
-  date: string;
-  reference: string;
-  count: number;
-  systems: string[];
-}
-
-export function encodeRows(rows: IndexRows): IndexCopy {
-  const systems: string[] = [];
-  const [token, string, date, reference] = indexLines('', rows, (uri) => systemMark(systems, uri));
-  const count = rows.token.length + rows.string.length + rows.date.length + rows.reference.length;
-  return { token, string, date, reference, count, systems };
 }
 
 /** Lines that start with a tab (IndexCopy), each given the rid in front. */
@@ -242,83 +94,53 @@ async function copyInto(tx: Db, table: CopyTable, lines: string[]): Promise<void
 
 /**
  * Inserts the index rows of resources whose rid is known (COPY: the cheapest way into PostgreSQL);
- * returns the number of rows.
+ * returns the number of rows. Their token systems must have been interned in `systems`.
  */
 export async function insertIndexRows(tx: Db, systems: TokenSystems, items: { rid: string; index: IndexCopy }[]): Promise<number> {
-  const t: string[] = [];
-  const s: string[] = [];
-  const d: string[] = [];
-  const r: string[] = [];
+  const lines: string[][] = INDEX_TABLES.map(() => []);
   let count = 0;
   for (const { rid, index } of items) {
-    let token = index.token;
-    if (index.systems.length) token = token.replace(SYSTEM_MARK, (_, i: string) => String(systems.id(index.systems[Number(i)])));
-    t.push(withRid(rid, token));
-    s.push(withRid(rid, index.string));
-    d.push(withRid(rid, index.date));
-    r.push(withRid(rid, index.reference));
+    lines[0].push(withRid(rid, resolveSystemMarks(index.token, index.systems, (uri) => systems.id(uri))));
+    lines[1].push(withRid(rid, index.string));
+    lines[2].push(withRid(rid, index.date));
+    lines[3].push(withRid(rid, index.reference));
     count += index.count;
   }
-  await copyInto(tx, 'token_idx', t);
-  await copyInto(tx, 'string_idx', s);
-  await copyInto(tx, 'date_idx', d);
-  await copyInto(tx, 'reference_idx', r);
+  for (const [t, table] of INDEX_TABLES.entries()) await copyInto(tx, table, lines[t]);
   return count;
 }
 
-/**
- * The lines of one IndexCopy table text by parameter: as they are (`lines`) and as compared
- * (`keys`: token systems written as their URIs, which the marks of two encodings number apart).
- */
-function linesByParam(text: string, systems: string[]): Map<string, { lines: string[]; keys: string[] }> {
-  const out = new Map<string, { lines: string[]; keys: string[] }>();
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    const param = line.slice(1, line.indexOf('\t', 1));
-    const key = systems.length ? line.replace(SYSTEM_MARK, (_, i: string) => `\x02${systems[Number(i)]}\x02`) : line;
-    const group = out.get(param);
-    if (group) {
-      group.lines.push(line);
-      group.keys.push(key);
-    } else out.set(param, { lines: [line], keys: [key] });
-  }
+function byParam<R extends { param: number }>(list: R[]): Map<number, R[]> {
+  const out = new Map<number, R[]>();
+  for (const r of list) (out.get(r.param) ?? out.set(r.param, []).get(r.param)!).push(r);
   return out;
 }
 
-const sameKeys = (a: string[] | undefined, b: string[] | undefined) => {
-  if (!a || !b || a.length !== b.length) return a === b;
-  const x = [...a].sort();
-  const y = [...b].sort();
-  return x.every((l, i) => l === y[i]);
-};
+/** Two sets of rows of one parameter are the same, as the parameter's type compares rows. */
+function sameRows<R>(a: R[], b: R[], same: (x: R, y: R) => boolean): boolean {
+  return a.length === b.length && a.every((x) => b.some((y) => same(x, y))) && b.every((y) => a.some((x) => same(x, y)));
+}
 
 /**
- * What an update changes in the index: per table, the parameters whose rows differ between the
- * stored content's rows (`before`) and the new ones, and the new rows of those parameters only.
+ * What an update changes in the index: per table (INDEX_TABLES order), the parameters whose rows
+ * differ between the content replaced (`before`) and the new one, and the new rows of those
+ * parameters only.
  */
-function indexChange(before: IndexCopy, after: IndexCopy): { params: number[][]; rows: IndexCopy } {
-  const params: number[][] = [];
-  const kept: string[] = [];
-  let count = 0;
-  const beforeTables = copyLines(before);
-  copyLines(after).forEach((text, t) => {
-    const was = linesByParam(beforeTables[t], before.systems);
-    const now = linesByParam(text, after.systems);
+function indexChange(before: IndexRows, after: IndexRows): { params: number[][]; rows: IndexRows } {
+  const rows: IndexRows = { token: [], string: [], date: [], reference: [] };
+  const params = INDEX_KINDS.map((kind) => {
+    const same = TYPES[kind].rowsOf!.same as (x: unknown, y: unknown) => boolean;
+    const was = byParam<{ param: number }>(before[kind]);
+    const now = byParam<{ param: number }>(after[kind]);
     const changed: number[] = [];
-    let out = '';
     for (const p of new Set([...was.keys(), ...now.keys()])) {
-      if (sameKeys(was.get(p)?.keys, now.get(p)?.keys)) continue;
-      changed.push(Number(p));
-      for (const line of now.get(p)?.lines ?? []) {
-        out += `${line}\n`;
-        count++;
-      }
+      if (sameRows(was.get(p) ?? [], now.get(p) ?? [], same)) continue;
+      changed.push(p);
+      (rows[kind] as unknown[]).push(...(now.get(p) ?? []));
     }
-    params.push(changed);
-    kept.push(out);
+    return changed;
   });
-  const [token, string, date, reference] = kept;
-  return { params, rows: { token, string, date, reference, count, systems: after.systems } };
+  return { params, rows };
 }
 
 /** Deletes the index rows of the given (param, rid) pairs, per table (INDEX_TABLES order). */
@@ -330,7 +152,8 @@ async function deleteParamRows(tx: Db, pairs: { params: number[]; rids: string[]
   }
 }
 
-export function systemsOf(entries: WriteEntry[]): string[] {
+/** The token systems a batch's rows name. */
+function systemsOf(entries: WriteEntry[]): string[] {
   const out = new Set<string>();
   for (const e of entries) if (e.op === 'put') for (const uri of e.index.systems) out.add(uri);
   return [...out];
@@ -349,7 +172,7 @@ export async function writeBatch(
 ): Promise<WriteCounts> {
   const entries = lastWins(batch);
   await systems.intern(sql, systemsOf(entries));
-  const run = async (db: Db): Promise<WriteCounts> => {
+  const write = async (db: Db): Promise<WriteCounts> => {
     const counts = emptyCounts();
     const puts = entries.filter((e): e is Extract<WriteEntry, { op: 'put' }> => e.op === 'put');
     const dels = entries.filter((e) => e.op === 'delete');
@@ -384,15 +207,16 @@ export async function writeBatch(
       const rows = new Map<string, IndexCopy>();
       for (const w of updated) {
         if (w.before === null) continue;
-        const before = encodeRows(extractorFor(registry, w.type as ResourceType)(JSON.parse(w.before)));
-        const change = indexChange(before, indexOf(w));
+        const extract = extractorFor(registry, w.type as ResourceType);
+        const put = byKey.get(`${w.type}/${w.id}`) as Extract<WriteEntry, { op: 'put' }>;
+        const change = indexChange(extract(JSON.parse(w.before)), extract(JSON.parse(put.text)));
         change.params.forEach((ps, t) => {
           for (const p of ps) {
             pairs[t].params.push(p);
             pairs[t].rids.push(w.rid);
           }
         });
-        rows.set(w.rid, change.rows);
+        rows.set(w.rid, encodeIndexRows(change.rows));
       }
       await deleteIndexRows(db, registry, rewritten);
       await deleteParamRows(db, pairs);
@@ -407,7 +231,7 @@ export async function writeBatch(
     }
     return counts;
   };
-  return tx ? run(tx) : sql.begin(run);
+  return tx ? write(tx) : sql.begin(write);
 }
 
 /**
