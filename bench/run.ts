@@ -14,6 +14,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.ts';
+import { COPY_TABLES } from '../src/store/copy-encode.ts';
 import { heavyWidth } from '../src/app.ts';
 import { SERVER_NODE_FLAGS } from '../src/node-flags.ts';
 import { connectPools, connectUrl, migrate, splitPool, type Sql } from '../src/db.ts';
@@ -202,7 +203,7 @@ async function databaseStats(sql: Sql): Promise<BenchResult['database'] & { reso
   const [{ size }] = await sql<{ size: string }[]>`select pg_database_size(current_database()) as size`;
   const tables: Record<string, number> = {};
   const rows: Record<string, number> = {};
-  for (const t of ['resource', 'token_idx', 'string_idx', 'date_idx', 'reference_idx']) {
+  for (const t of COPY_TABLES) {
     const [r] = await sql<{ bytes: string; n: number }[]>`
       select pg_total_relation_size(${t}::regclass) as bytes, greatest(reltuples, 0)::float8 as n from pg_class where oid = ${t}::regclass`;
     tables[t] = Number(r.bytes);

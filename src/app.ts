@@ -13,6 +13,7 @@ import type { Registry } from './registry/index.ts';
 import { explorerRoutes } from './routes/explorer.ts';
 import { exportRoutes } from './routes/export.ts';
 import { fhirRoutes, FHIR_JSON } from './routes/fhir.ts';
+import { terminologyRoutes } from './routes/terminology.ts';
 import { clientErrorHandler, frameworkErrors, security } from './routes/security.ts';
 import { SearchRouter } from './store/router.ts';
 import type { ReplicaSet } from './store/replicas.ts';
@@ -147,6 +148,7 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
   });
 
   await app.register(async (scope) => exportRoutes(scope, deps));
+  await app.register(async (scope) => terminologyRoutes(scope, deps));
   await app.register(async (scope) => fhirRoutes(scope, deps));
   // The OpenAPI documents, /docs and the home page (src/routes/explorer.ts).
   await app.register(async (scope) => explorerRoutes(scope, deps));

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { pgSocket } from './db-socket.ts';
 import { startEmbedded, type EmbeddedHandle, type Profile } from './embedded.ts';
 import { pgTimestamp } from './fhir/date.ts';
+import { normalize } from './fhir/normalize.ts';
+import { shippedTerminology } from './terminology.ts';
 
 export type Sql = postgres.Sql<{}>;
 export type Db = Sql | postgres.TransactionSql<{}>;
@@ -312,6 +314,31 @@ export async function migrate(sql: Sql, dir = SQL_DIR): Promise<{ applied: numbe
       await tx`insert into schema_migrations (version, name) values (${m.version}, ${m.name})`;
       applied.push(m.version);
     }
+    if (latest >= 11) await storeTerminology(tx);
   });
   return { applied };
+}
+
+/**
+ * The labels of the terminology shipped with this code (terminology/, src/terminology.ts), stored
+ * when their digest differs from the one stored; labels learned from the data stay.
+ */
+async function storeTerminology(tx: postgres.TransactionSql<{}>): Promise<void> {
+  const t = shippedTerminology();
+  const [state] = await tx<{ hash: string }[]>`select hash from terminology_state`;
+  if (state?.hash === t.hash) return;
+  // The IG's CodeSystems and the codes table may give the same label twice.
+  const labels = [...new Map(t.labels.map((l) => [`${l.system}\u0000${l.code}\u0000${l.label}`, l])).values()];
+  const uris = [...new Set(labels.map((l) => l.system))];
+  await tx`insert into token_system (uri) select unnest(${uris}::text[]) on conflict (uri) do nothing`;
+  await tx`update code_label set shipped = false where shipped`;
+  await tx`
+    insert into code_label (sys, code, label, norm, shipped)
+    select s.id, x.code, x.label, x.norm, true
+    from unnest(${labels.map((l) => l.system)}::text[], ${labels.map((l) => l.code)}::text[], ${labels.map((l) => l.label)}::text[],
+                ${labels.map((l) => normalize(l.label))}::text[]) as x(uri, code, label, norm)
+    join token_system s on s.uri = x.uri
+    on conflict (sys, code, label) do update set shipped = true`;
+  await tx`delete from terminology_state`;
+  await tx`insert into terminology_state (hash) values (${t.hash})`;
 }

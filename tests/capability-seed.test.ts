@@ -34,6 +34,7 @@ const EXTRAS: Record<string, Partial<Record<Kind, Record<string, string>>>> = {
     searchParam: {
       'data-registration-authority': 'IG SearchParameter as-sp-data-registration-authority, on the data trace every resource carries; the seed lists it for PractitionerRole only',
       'type-smartcard': 'IG SearchParameter as-sp-type-smartcard (TRE_R87 card type), beside number-smartcard',
+      phonetic: 'FHIR R4 Practitioner phonetic: family or given name by sound and spelling (users ask for approximate name search)',
       _has: 'FHIR reverse chaining, on every type; the seed lists it in the v1 table only',
       _total: 'result parameter of every search; the seed lists it in the v1 table only',
       _sort: 'result parameter of every search (FHIR R4 _sort), with the keys of the type in its documentation',
@@ -42,6 +43,7 @@ const EXTRAS: Record<string, Partial<Record<Kind, Record<string, string>>>> = {
   'v2 Organization': {
     searchParam: {
       'address-line': 'IG SearchParameter as-sp-address-line (street line)',
+      phonetic: 'FHIR R4 Organization phonetic: the name by sound and spelling',
       'data-registration-authority': 'IG SearchParameter as-sp-data-registration-authority; v1 has it as as-sp-data-registration-authority (§4.7, §9)',
       _has: 'FHIR reverse chaining, on every type; the seed lists it in the v1 table only',
       _total: 'result parameter of every search; the seed lists it in the v1 table only',
@@ -60,6 +62,7 @@ const EXTRAS: Record<string, Partial<Record<Kind, Record<string, string>>>> = {
   },
   'v1 Organization': {
     searchParam: {
+      phonetic: 'FHIR R4 Organization phonetic: the name by sound and spelling',
       _sort: 'result parameter of every search (FHIR R4 _sort), with the keys of the type in its documentation',
     },
     searchInclude: {

@@ -46,9 +46,9 @@ t.test('reads: every stored type in v2, only Organization in v1; Device and Heal
   const { app } = await testApp(t, { paths: [FIXTURES], env: { API_KEYS: API_KEY } });
   const v2 = (await app.inject({ method: 'GET', url: '/fhir/v2/metadata' })).json() as { rest: { resource: { type: string; interaction: { code: string }[] }[] }[] };
   const interactions = Object.fromEntries(v2.rest[0].resource.map((r) => [r.type, r.interaction.map((i) => i.code).join(',')]));
-  t.same(interactions, { Practitioner: 'read,search-type', Organization: 'read,search-type', PractitionerRole: 'read,search-type', Device: 'read', HealthcareService: 'read' });
+  t.same(interactions, { Practitioner: 'read,search-type', Organization: 'read,search-type', PractitionerRole: 'read,search-type', Device: 'read', HealthcareService: 'read', CodeSystem: '' });
   const v1 = (await app.inject({ method: 'GET', url: '/fhir/v1/metadata' })).json() as { rest: { resource: { type: string }[] }[] };
-  t.same(v1.rest[0].resource.map((r) => r.type), ['Organization']);
+  t.same(v1.rest[0].resource.map((r) => r.type), ['Organization', 'CodeSystem']);
   const openapi = (await app.inject({ method: 'GET', url: '/fhir/v2/openapi.json' })).json() as { paths: Record<string, unknown> };
   t.ok(openapi.paths['/Device/{id}'], 'OpenAPI: Device read');
   t.notOk(openapi.paths['/Device'], 'OpenAPI: no Device search');

@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import t from 'tap';
+import { parse } from 'csv-parse/sync';
 import { parseCli } from '../src/cli/generate.ts';
 import { CSV_CODE_SYSTEMS, CSV_ROW_COUNT, EXTRA_CODE_SYSTEMS, COMMUNE_SYSTEM } from '../src/generate/codes.ts';
 import { fileName, generate, plannedCounts, RESOURCE_TYPES, type ResourceType } from '../src/generate/index.ts';
@@ -56,37 +57,6 @@ function luhn(value: string): boolean {
   return sum % 10 === 0;
 }
 
-/** Minimal RFC 4180 parser for the terminology CSV. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-    } else if (c !== '\r') field += c;
-  }
-  if (field || row.length) {
-    row.push(field);
-    rows.push(row);
-  }
-  return rows;
-}
 
 /** Every object with string `system` and `code` keys, i.e. every Coding. */
 function codings(value: unknown, out: { system: string; code: string; display?: string }[] = []) {
@@ -335,7 +305,7 @@ t.test('generated data set', async (t) => {
   t.test('every code exists in the ANS CSV (or the documented extra systems)', async (t) => {
     const csvSystems = new Map<string, Map<string, string>>();
     if (fs.existsSync(CSV_PATH)) {
-      const rows = parseCsv(fs.readFileSync(CSV_PATH, 'utf8'));
+      const rows = parse(fs.readFileSync(CSV_PATH, 'utf8')) as string[][];
       t.same(rows.shift(), ['system_key', 'system_url', 'code', 'display', 'source']);
       t.equal(rows.length, CSV_ROW_COUNT, 'embedded table has as many rows as the CSV');
       for (const [key, url, code, display] of rows) {

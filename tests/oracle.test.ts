@@ -2,7 +2,9 @@ import t from 'tap';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { soundOf, withinOneTypo } from '../src/fhir/phonetic.ts';
 import { generate } from '../src/generate/index.ts';
+import { shippedTerminology } from '../src/terminology.ts';
 import { load, testApp } from './helpers/app.ts';
 
 /**
@@ -13,7 +15,11 @@ import { load, testApp } from './helpers/app.ts';
  * second parameter for AND, includes, sorts; GET or a POSTed form; v2, or v1 for Organization — each
  * followed over HTTP through every `next` link:
  * every match exactly once and nothing else, `total` the number of matches, each page's included
- * resources exactly those its matches reference (or are referenced by), sorted matches in order.
+ * resources exactly those its matches reference (or are referenced by), sorted matches in order,
+ * phonetic matches ranked (spelled alike, then sounding alike, then one typo away). The French
+ * phonetic key is the server's (tested on its published examples in tests/phonetic.test.ts); the
+ * typo rule is checked by a direct comparison, and labels of `:text` are the shipped terminology's
+ * and every display the data carries.
  * ORACLE_RUNS (default 150) and ORACLE_SEED replay a run.
  */
 const RUNS = Number(process.env.ORACLE_RUNS ?? 150);
@@ -27,16 +33,17 @@ type R = {
   [k: string]: unknown;
 };
 type Ext = { url: string; extension?: Ext[]; valueCode?: string; valueString?: string; valueCodeableConcept?: { coding?: Coding[] } };
-type Coding = { system?: string; code?: string };
-type Tok = { system?: string; code: string };
-type Kind = 'string' | 'token' | 'reference' | 'date';
+type Coding = { system?: string; code?: string; display?: string };
+type Tok = { system?: string; code: string; label?: string };
+type Kind = 'string' | 'token' | 'reference' | 'date' | 'phonetic';
 
 // ---- the oracle: what each parameter reads, written from the FHIR expressions ---------------------
 
 const arr = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
 const strs = (...xs: unknown[]): string[] => xs.flat(Infinity as 1).filter((x): x is string => typeof x === 'string' && x.length > 0);
 const codings = (ccs: unknown): Tok[] =>
-  arr(ccs as { coding?: Coding[] }[]).flatMap((cc) => arr(cc?.coding).filter((c) => c.code).map((c) => ({ system: c.system, code: c.code! })));
+  arr(ccs as { coding?: Coding[]; text?: string }[]).flatMap((cc) =>
+    arr(cc?.coding).filter((c) => c.code).map((c) => ({ system: c.system, code: c.code!, label: c.display ?? cc.text })));
 type Name = { family?: string; given?: string[]; prefix?: string[]; suffix?: string[]; text?: string };
 type Address = { line?: string[]; city?: string; district?: string; state?: string; postalCode?: string; country?: string; text?: string };
 const names = (r: R) => arr(r.name as Name[]);
@@ -69,6 +76,7 @@ const ORACLE: Record<string, Record<string, Param>> = {
     ...common,
     family: { kind: 'string', strings: (r) => strs(names(r).map((n) => n.family)) },
     given: { kind: 'string', strings: (r) => strs(names(r).map((n) => n.given)) },
+    phonetic: { kind: 'phonetic', strings: (r) => strs(names(r).map((n) => [n.family, n.given])) },
     name: { kind: 'string', strings: (r) => strs(names(r).map((n) => [n.family, n.given, n.prefix, n.suffix, n.text])) },
     'identifier-type': { kind: 'token', tokens: (r) => arr(r.identifier as { type?: unknown }[]).flatMap((i) => codings(i.type)) },
     'qualification-code': { kind: 'token', tokens: (r) => arr(r.qualification as { code?: unknown }[]).flatMap((q) => codings(q.code)) },
@@ -76,6 +84,7 @@ const ORACLE: Record<string, Record<string, Param>> = {
   Organization: {
     ...common,
     name: { kind: 'string', strings: (r) => strs(r.name, r.alias) },
+    phonetic: { kind: 'phonetic', strings: (r) => strs(r.name, r.alias) },
     address: { kind: 'string', strings: (r) => strs(addresses(r).map((a) => [a.line, a.city, a.district, a.state, a.postalCode, a.country, a.text])) },
     'address-city': { kind: 'string', strings: (r) => strs(addresses(r).map((a) => a.city)) },
     'address-postalcode': { kind: 'string', strings: (r) => strs(addresses(r).map((a) => a.postalCode)) },
@@ -129,9 +138,56 @@ const DATE_TEST: Record<string, (t: number, lo: number, hi: number) => boolean> 
   eb: (x, lo) => x < lo,
 };
 
+/** The words of a value, folded. */
+const wordsOf = (s: string) => fold(s).split(/[^a-z0-9]+/).filter(Boolean);
+
+/**
+ * How a `phonetic` value matches a resource: 0 every word spelled alike, 1 sounding alike, 2 one
+ * typo away (words of 5 letters or more); its words joined may match one word instead. undefined:
+ * no match. A stored value of several words also offers its words joined.
+ */
+function phoneticLevel(r: R, code: string, value: string): number | undefined {
+  const stored = ORACLE[r.resourceType][code].strings!(r).flatMap((v) => {
+    const ws = wordsOf(v);
+    return ws.length > 1 ? [...ws, ws.join('')] : ws;
+  });
+  const level = (w: string): number | undefined => {
+    if (stored.includes(w)) return 0;
+    if (stored.some((s) => soundOf(s) === soundOf(w))) return 1;
+    if (w.length >= 5 && stored.some((s) => withinOneTypo(s, w))) return 2;
+    return undefined;
+  };
+  const ws = wordsOf(value);
+  const each = ws.map(level);
+  const all = each.every((l) => l !== undefined) ? Math.max(...(each as number[])) : undefined;
+  const joined = ws.length > 1 ? level(ws.join('')) : undefined;
+  if (all === undefined) return joined;
+  return joined === undefined ? all : Math.min(all, joined);
+}
+
+/** Labels of codes: the shipped terminology's and every display or text of the data's codings (filled below). */
+const LABELS = new Map<string, Set<string>>();
+const labelKey = (system: string | undefined, code: string) => `${system ?? ''}|${code}`;
+function learn(system: string | undefined, code: string, label: string | undefined): void {
+  if (label === undefined || label.trim() === '') return;
+  const k = labelKey(system, code);
+  (LABELS.get(k) ?? LABELS.set(k, new Set()).get(k)!).add(label);
+}
+/** A label has, for each word of the value, a word starting with it. */
+const labelMatches = (label: string, value: string) => {
+  const ws = fold(label).split(' ');
+  return fold(value).split(' ').filter(Boolean).every((q) => ws.some((w) => w.startsWith(q)));
+};
+
 /** One value of a search parameter (one of a comma's alternatives) against a resource. */
 function matchesValue(r: R, code: string, modifier: string | undefined, value: string): boolean {
   const p = ORACLE[r.resourceType][code];
+  if (p.kind === 'phonetic') return phoneticLevel(r, code, value) !== undefined;
+  if (modifier === 'text') {
+    // A code of data-information-system is stored without its implied system: labelled either way.
+    return p.tokens!(r).some((x) => [labelKey(x.system, x.code), ...(x.system === SYSTEM_INFO ? [labelKey(undefined, x.code)] : [])]
+      .some((k) => [...(LABELS.get(k) ?? [])].some((l) => labelMatches(l, value))));
+  }
   if (p.kind === 'string') {
     const vs = p.strings!(r);
     if (modifier === 'exact') return vs.includes(value);
@@ -223,7 +279,7 @@ function prng(seed: number) {
 }
 
 /** The Organization parameters the deprecated v1 API takes under the same names. */
-const V1_ORGANIZATION = ['_id', '_lastUpdated', 'active', 'identifier', 'identifier-type', 'name', 'address', 'address-city', 'address-postalcode', 'type', 'partof'];
+const V1_ORGANIZATION = ['_id', '_lastUpdated', 'active', 'identifier', 'identifier-type', 'name', 'phonetic', 'address', 'address-city', 'address-postalcode', 'type', 'partof'];
 
 const INCLUDES: Record<string, string[]> = {
   Practitioner: ['_revinclude=PractitionerRole:practitioner'],
@@ -261,9 +317,26 @@ function drawSearch(rand: () => number, data: Record<string, R[]>) {
       const cut = v.slice(0, 1 + Math.floor(rand() * Math.min(v.length, 6)));
       return fold(cut) ? { value: cut } : undefined;
     }
+    if (p.kind === 'phonetic') {
+      const words = wordsOf(pick(p.strings!(r)) ?? '');
+      if (!words.length) return undefined;
+      const at = Math.floor(rand() * words.length);
+      const two = words.slice(at, at + 2);
+      const form = rand();
+      if (form < 0.2) return { value: two.join(' ') };
+      if (form < 0.3) return { value: two.join('') };
+      return { value: misspell(words[at], rand) };
+    }
     if (p.kind === 'token') {
       const tok = pick(p.tokens!(r));
       if (!tok) return undefined;
+      const labels = [...(LABELS.get(labelKey(tok.system, tok.code)) ?? [])];
+      if (labels.length && rand() < 0.15) {
+        const ws = fold(pick(labels)).split(' ');
+        const at = Math.floor(rand() * ws.length);
+        const cut = (w: string) => w.slice(0, 1 + Math.floor(rand() * w.length));
+        return { modifier: 'text', value: ws.slice(at, at + (rand() < 0.3 ? 2 : 1)).map(cut).join(' ') };
+      }
       const forms = [tok.code, ...(tok.system ? [`${tok.system}|${tok.code}`, `${tok.system}|`] : [`|${tok.code}`])];
       return { modifier: code !== '_id' && rand() < 0.1 ? 'not' : undefined, value: pick(forms) };
     }
@@ -328,6 +401,26 @@ function drawSearch(rand: () => number, data: Record<string, R[]>) {
   return { type, conditions, query, sort };
 }
 
+/** A word as someone may type it: as it is, sounding alike (a French spelling changed), or with a typo. */
+function misspell(w: string, rand: () => number): string {
+  const form = rand();
+  if (form < 0.3) return w;
+  if (form < 0.65) {
+    const SOUNDS: [RegExp, string][] = [[/ph/, 'f'], [/eau/, 'o'], [/au/, 'o'], [/([bcdfglmnprst])\1/, '$1'], [/([lnrt])([aeiou])/, '$1$1$2'], [/c([aou])/, 'k$1'], [/qu/, 'k'], [/y/, 'i'], [/e$/, ''], [/t$/, 'd'], [/d$/, 't']];
+    const [re, to] = SOUNDS[Math.floor(rand() * SOUNDS.length)];
+    return w.replace(re, to) || w;
+  }
+  if (w.length < 5) return w;
+  const i = Math.floor(rand() * (w.length - 1));
+  const letter = 'abcdefghijklmnopqrstuvwxyz'[Math.floor(rand() * 26)];
+  switch (Math.floor(rand() * 4)) {
+    case 0: return w.slice(0, i) + w.slice(i + 1);
+    case 1: return w.slice(0, i) + letter + w.slice(i);
+    case 2: return w.slice(0, i) + letter + w.slice(i + 1);
+    default: return w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2);
+  }
+}
+
 /** The sort key of a resource for one `_sort` entry (lowest folded value ascending, highest descending; none last). */
 function sortKey(r: R, entry: string): string | number | undefined {
   const desc = entry.startsWith('-');
@@ -365,6 +458,10 @@ for (const file of await readdir(dir)) {
     byKey.set(`${r.resourceType}/${r.id}`, r);
   }
 }
+for (const l of shippedTerminology().labels) learn(l.system, l.code, l.label);
+for (const [type, params] of Object.entries(ORACLE)) {
+  for (const r of data[type]) for (const p of Object.values(params)) for (const tok of p.tokens?.(r) ?? []) learn(tok.system, tok.code, tok.label);
+}
 
 /** The resources a page's matches reference (`_include`) or are referenced by (`_revinclude`), never one of them. */
 function included(spec: string, type: string, page: R[]): Set<string> {
@@ -393,10 +490,10 @@ t.test(`searches against the oracle (ORACLE_SEED=${SEED}, ${RUNS} searches)`, as
   let pages = 0;
   let totals = 0;
   let nonEmpty = 0;
-  const forms: Record<string, number> = { POST: 0, v1: 0, plain: 0, exact: 0, contains: 0, not: 0, missing: 0, chain: 0, _has: 0, _include: 0, _sort: 0 };
+  const forms: Record<string, number> = { POST: 0, v1: 0, plain: 0, exact: 0, contains: 0, not: 0, text: 0, phonetic: 0, missing: 0, chain: 0, _has: 0, _include: 0, _sort: 0 };
   for (let run = 0; run < RUNS; run++) {
     const s = drawSearch(rand, data);
-    for (const c of s.conditions) forms[c.has ? '_has' : c.chain ? 'chain' : (c.modifier ?? 'plain')]++;
+    for (const c of s.conditions) forms[c.has ? '_has' : c.chain ? 'chain' : ORACLE[s.type][c.code]?.kind === 'phonetic' ? 'phonetic' : (c.modifier ?? 'plain')]++;
     if (s.sort.length) forms._sort++;
     if (/_(rev)?include=/.test(s.query)) forms._include++;
     const expected = data[s.type].filter((r) => s.conditions.every((c) => matches(r, c)));
@@ -446,6 +543,12 @@ t.test(`searches against the oracle (ORACLE_SEED=${SEED}, ${RUNS} searches)`, as
     const extra = ids.filter((id) => !want.has(id));
     if (dup.length) problems.push(`given twice: ${dup.slice(0, 5)}`);
     if (missing.length || extra.length) problems.push(`${ids.length} matches for ${want.size} expected: missing ${missing.slice(0, 5)}, extra ${extra.slice(0, 5)}`);
+    const ranking = s.sort.length ? undefined : s.conditions.find((c) => !c.chain && !c.has && ORACLE[s.type][c.code].kind === 'phonetic');
+    if (ranking) {
+      const level = (r: R) => Math.min(...ranking.values.map((v) => phoneticLevel(byKey.get(`${r.resourceType}/${r.id}`)!, ranking.code, v) ?? 9));
+      const at = seen.findIndex((r, i) => i > 0 && level(seen[i - 1]) > level(r));
+      if (at > 0) problems.push(`ranked out of order at match ${at + 1}: ${seen[at - 1].id} (${level(seen[at - 1])}) before ${seen[at].id} (${level(seen[at])})`);
+    }
     if (s.sort.length) {
       const stored = seen.map((r) => byKey.get(`${r.resourceType}/${r.id}`)!);
       const at = stored.findIndex((r, i) => i > 0 && compareBy(stored[i - 1], r, s.sort) > 0);

@@ -43,7 +43,7 @@ t.test('tokens: code, system|code, |code, system|, :not, booleans, v1 systems', 
   fails(t, 'active=x|true', 400, /active/);
   fails(t, 'identifier=a|b|c', 400, /more than one unescaped "\|"/);
   fails(t, 'identifier=x\\y', 400, /illegal escape/);
-  fails(t, 'identifier:text=x', 400, /modifier ":text" is not supported/);
+  fails(t, 'identifier:above=x', 400, /modifier ":above" is not supported/);
 });
 
 t.test('strings: modes and name parts', async (t) => {

@@ -5,6 +5,7 @@ import { compileExtractor } from '../src/fhir/extract.ts';
 
 const extract = (resource: Record<string, unknown>, params: Parameters<typeof compileExtractor>[0]) => compileExtractor(params)(resource);
 import { normalize, prefixUpperBound } from '../src/fhir/normalize.ts';
+import { soundOf } from '../src/fhir/phonetic.ts';
 import { buildRegistry, PARAMS, paramId, registry, type ResourceType } from '../src/registry/index.ts';
 import { FIXTURES } from './helpers/app.ts';
 
@@ -26,6 +27,8 @@ function values(type: ResourceType, code: string, resource: Record<string, unkno
     ...rows.string.map((r) => `${r.norm}/${r.exact}`),
     ...rows.date.map((r) => `${new Date(r.low).toISOString()}..${new Date(r.high).toISOString()}`),
     ...rows.reference.map((r) => `${r.targetType}/${r.targetId}`),
+    // The sound is the phonetic module's own (tests/phonetic.test.ts): here, that each word gets it.
+    ...rows.phonetic.map((r) => `${r.word}~${r.sound === soundOf(r.word) ? 'its sound' : r.sound}`),
   ].sort();
 }
 
@@ -47,6 +50,8 @@ const cases: [ResourceType, string, Record<string, unknown>, string[]][] = [
   ['Practitioner', 'family', PRA, ['leclerc/Leclerc']],
   ['Practitioner', 'given', PRA, ['sophie/Sophie']],
   ['Practitioner', 'name', PRA, ['dr/DR', 'leclerc sophie/Leclerc Sophie', 'leclerc/Leclerc', 'mme/MME', 'sophie/Sophie']],
+  ['Practitioner', 'phonetic', PRA, ['leclerc~its sound', 'sophie~its sound']],
+  ['Organization', 'phonetic', ORG_CAB, ['cabinet~its sound', 'cabinetdegroupe~its sound', 'cabinetsaintantoine~its sound', 'de~its sound', 'groupe~its sound', 'saint~its sound', 'antoine~its sound'].sort()],
   ['Practitioner', 'mailbox-mss', PRA, ['sophie leclerc mssante fr/sophie.leclerc@mssante.fr']],
   ['Practitioner', 'number-smartcard', PRA, ['3100345668/3100345668']],
   ['Practitioner', 'type-smartcard', PRA, ['https://mos.esante.gouv.fr/NOS/TRE_R87-TypeCarte/FHIR/TRE-R87-TypeCarte|CPS']],

@@ -1,4 +1,4 @@
-import { READ_TYPES, RESOURCE_TYPES, VERSION_TYPES, type Registry, type ResourceType, type Version } from '../registry/index.ts';
+import { READ_TYPES, RESOURCE_TYPES, VERSION_TYPES, type BoundParam, type Registry, type ResourceType, type Version } from '../registry/index.ts';
 import { sortable } from './sort.ts';
 
 /**
@@ -7,7 +7,11 @@ import { sortable } from './sort.ts';
  */
 const STRING_DOC =
   'String: starts-with after folding case, accents and punctuation (œ→oe, ß→ss, ø→o, ł→l …); :exact compares the stored value as is; :contains finds the folded value anywhere.';
-const TOKEN_DOC = 'Token: code, system|code, |code (no system) or system| ; codes and identifier values are case-sensitive; :not includes resources without a value.';
+const TOKEN_DOC =
+  'Token: code, system|code, |code (no system) or system| ; codes and identifier values are case-sensitive; :not includes resources without a value; ' +
+  ':text finds the codes whose label (Coding.display, CodeableConcept.text, or the label the server knows for the code: CodeSystem/$lookup) has a word starting with each word of the value, folded like strings.';
+const PHONETIC_DOC =
+  'Phonetic: each word of the value matches a word spelled the same (folded like strings), sounding the same in French (Sonnex), or, from 5 letters, one typo away (a letter added, dropped, replaced, or two neighbours swapped); several words all match, or match joined. Without _sort, exact spellings first, then sound-alikes, then typos.';
 const DATE_DOC =
   'Date: prefixes eq ne gt lt ge le sa eb ap over [low, high) ranges of the given precision (year … millisecond); a value without a time zone is read in UTC; ap widens the value by 10 % of its distance to now.';
 const REF_DOC = 'Reference: id, Type/id or an absolute URL of this server; chained searches (param.child=value) are supported.';
@@ -31,6 +35,14 @@ const BEYOND_REGISTRY: readonly { name: string; type: 'special' | 'string'; docu
       'Result parameter: how Bundle.total is given. none: never; estimate: the planner\'s estimate, not an exact count; accurate: the exact count, however long counting takes. Without _total the count is exact when it fits the time budget and omitted past it.',
   },
 ];
+
+const LOOKUP = {
+  name: 'lookup',
+  definition: 'http://hl7.org/fhir/OperationDefinition/CodeSystem-lookup',
+  documentation:
+    'GET [base]/CodeSystem/$lookup?system=…&code=… (or POST a Parameters resource with system and code, or coding): a Parameters resource with name, version (when known) and display, ' +
+    'for the code systems shipped with the server (NOS, ANS IG) and every label learned from the data. An unknown system or code answers 404.',
+};
 
 const BULK_EXPORT = {
   name: 'export',
@@ -63,6 +75,7 @@ const profile = (type: ResourceType) => `https://interop.esante.gouv.fr/ig/fhir/
 
 export function capabilityStatement(registry: Registry, version: Version, base: string, softwareVersion: string, date: string) {
   const typeDoc = { token: TOKEN_DOC, string: STRING_DOC, date: DATE_DOC, reference: REF_DOC };
+  const docOf = (param: BoundParam) => (param.phonetic ? PHONETIC_DOC : typeDoc[param.type]);
   const resources = VERSION_TYPES[version].map((type) => {
     const names = [...registry.names(version, type)].sort(([a], [b]) => a.localeCompare(b));
     const searchParam: { name: string; definition?: string; type: string; documentation: string }[] = names.map(([name, { param, prefix }]) => ({
@@ -72,7 +85,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
       documentation:
         prefix !== undefined
           ? `Resources updated at or after the given instant: ${name}=T means ${param.code}=${prefix}T. ${DATE_DOC}`
-          : `${param.description} ${typeDoc[param.type]}${param.parts ? ` Modifiers :${Object.keys(param.parts).join(', :')} search one part.` : ''}${param.boolean ? ' Values: true, false.' : ''}` +
+          : `${param.description} ${docOf(param)}${param.parts ? ` Modifiers :${Object.keys(param.parts).join(', :')} search one part.` : ''}${param.boolean ? ' Values: true, false.' : ''}` +
             (param.instant ? ' The element is an instant: compared as a point, not as the range of its written precision.' : '') +
             (param.impliedSystem ? ` Codes of ${param.impliedSystem}: ${param.impliedSystem}|code is the same as code, |code finds nothing.` : ''),
     }));
@@ -140,7 +153,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
           cors: true,
           description: 'An API key in the SERVICE-API-KEY header is required on every interaction except metadata. Missing or invalid keys get 401; too many requests per key get 429 with Retry-After.',
         },
-        resource: [...resources, ...readOnly],
+        resource: [...resources, ...readOnly, { type: 'CodeSystem', profile: 'http://hl7.org/fhir/StructureDefinition/CodeSystem', interaction: [], operation: [LOOKUP] }],
         interaction: [],
         // v2 serves the FHIR Bulk Data system-level export (src/routes/export.ts).
         ...(version === 'v2' ? { operation: [BULK_EXPORT] } : {}),

@@ -14,9 +14,9 @@ import type { PlanHints } from './search-request.ts';
 
 const ALIASES = ['r', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8'];
 
-type Positive = Extract<Condition, { kind: 'token' | 'string' | 'date' | 'reference' | 'chain' | 'has' }>;
+type Positive = Extract<Condition, { kind: 'token' | 'string' | 'date' | 'reference' | 'phonetic' | 'chain' | 'has' }>;
 const isPositive = (c: Condition): c is Positive =>
-  ['string', 'date', 'reference', 'chain', 'has'].includes(c.kind) || (c.kind === 'token' && !c.not);
+  ['string', 'date', 'reference', 'phonetic', 'chain', 'has'].includes(c.kind) || (c.kind === 'token' && !c.not);
 
 /** The rids of the `type` resources a positive condition selects (a rid may repeat). */
 function ridSet(hints: PlanHints, c: Positive, type: string, depth: number): Statement {
@@ -59,7 +59,7 @@ export function condition(hints: PlanHints, c: Condition, type: string, alias: s
     return c.missing ? stmt`not exists (${sub})` : stmt`exists (${sub})`;
   }
   // token:not — no matching value, including resources without any value.
-  const not = c as Extract<Condition, { kind: 'token' }>;
+  const not = c as unknown as Extract<Condition, { kind: 'token' }>;
   if (not.param.column === 'id') return stmt`${a}.rid not in (${searchType(not.param).rows({ ...not, not: false }, hints, type as never)})`;
   return stmt`not exists (${rowsOfResource(hints, not, alias, true)})`;
 }
@@ -81,7 +81,7 @@ export function probe(hints: PlanHints, c: Condition, type: string, alias: strin
  * planner may still reorder the semi-joins); the other conditions filter. With no positive
  * condition the resource table's (type, rid) index drives.
  */
-const DRIVER_RANK: Record<Positive['kind'], number> = { token: 0, reference: 1, chain: 2, has: 3, string: 4, date: 5 };
+const DRIVER_RANK: Record<Positive['kind'], number> = { token: 0, reference: 1, phonetic: 2, chain: 3, has: 4, string: 5, date: 6 };
 
 function matchKeys(hints: PlanHints, req: SearchRequest, afterRid: string | undefined): Statement {
   const rank = (c: Positive) => DRIVER_RANK[c.kind] + (c.kind === 'token' && c.param.boolean ? 10 : 0);
@@ -94,6 +94,26 @@ function matchKeys(hints: PlanHints, req: SearchRequest, afterRid: string | unde
   if (!driver) return stmt`select r.rid from resource r where ${join([stmt`r.type = ${req.type}`, ...rest], 'and')}`;
   // Parameter identities are per resource type: the driver's rids are all of the searched type.
   return stmt`select distinct r.rid from (${ridSet(hints, driver, req.type, 0)}) r where ${join(rest, 'and')}`;
+}
+
+/** The match levels of a phonetic search without `_sort`, read in this order: the best matches first. */
+export const RANK_PHASES = [0, 1, 2] as const;
+export type RankPhase = (typeof RANK_PHASES)[number];
+
+/**
+ * Whether the search is read in rank phases: without `_sort`, a search with a phonetic condition
+ * gives its exact spellings first, then its sound-alikes, then its typos (the first phonetic
+ * condition ranks; each phase is read in key order, so paging stays keyset).
+ */
+export const ranked = (req: SearchRequest): boolean => req.sort.length === 0 && req.conditions.some((c) => c.kind === 'phonetic');
+
+/** The search restricted to one rank phase: its ranking condition matched at exactly that level. */
+export function rankPhase(req: SearchRequest, phase: RankPhase): SearchRequest {
+  const i = req.conditions.findIndex((c) => c.kind === 'phonetic');
+  const c = req.conditions[i] as Extract<Condition, { kind: 'phonetic' }>;
+  const conditions = [...req.conditions];
+  conditions[i] = { ...c, levels: phase === 0 ? { upTo: 0 } : { upTo: phase, above: (phase - 1) as RankPhase } };
+  return { ...req, conditions };
 }
 
 /** The set of matching keys (counts, estimates, the sort of few matches). */

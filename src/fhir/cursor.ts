@@ -12,6 +12,8 @@ export interface CursorState {
   after: string;
   /** a sorted search: the last row's phase and keys (src/fhir/sort.ts). */
   sort?: { phase: 1 | 2; keys: string[] };
+  /** a ranked search: the rank phase of the last row (src/fhir/compile.ts `ranked`). */
+  rank?: 0 | 1 | 2;
   total?: number;
   /**
    * with replicas (DATABASE_READ_URL): the WAL position the page was read at; the next page is read
@@ -54,7 +56,9 @@ export class CursorCodec {
   }
 
   encode(req: SearchRequest, state: CursorState): string {
-    const payload = Buffer.from(JSON.stringify({ a: state.after, s: state.sort, t: state.total, h: searchDigest(req), ...(state.lsn ? { l: state.lsn } : {}) })).toString('base64url');
+    const payload = Buffer.from(
+      JSON.stringify({ a: state.after, s: state.sort, r: state.rank, t: state.total, h: searchDigest(req), ...(state.lsn ? { l: state.lsn } : {}) }),
+    ).toString('base64url');
     return `${payload}.${this.mac(payload).toString('base64url')}`;
   }
 
@@ -65,7 +69,7 @@ export class CursorCodec {
     const given = Buffer.from(sig, 'base64url');
     const want = this.mac(payload);
     if (given.length !== want.length || !timingSafeEqual(given, want)) throw invalid();
-    let data: { a?: unknown; s?: { phase?: unknown; keys?: unknown }; t?: unknown; h?: unknown; l?: unknown };
+    let data: { a?: unknown; s?: { phase?: unknown; keys?: unknown }; r?: unknown; t?: unknown; h?: unknown; l?: unknown };
     try {
       data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     } catch {
@@ -75,7 +79,9 @@ export class CursorCodec {
     const total = typeof data.t === 'number' ? data.t : undefined;
     if (data.l !== undefined && (typeof data.l !== 'string' || !LSN_RE.test(data.l))) throw invalid();
     const lsn = data.l === undefined ? {} : { lsn: data.l as string };
-    if (req.sort.length === 0) return { after: data.a, total, ...lsn };
+    if (data.r !== undefined && data.r !== 0 && data.r !== 1 && data.r !== 2) throw invalid();
+    const rank = data.r === undefined ? {} : { rank: data.r as 0 | 1 | 2 };
+    if (req.sort.length === 0) return { after: data.a, total, ...rank, ...lsn };
     // Signed with its search's digest, so its sort: the shape is checked all the same.
     const { phase, keys } = data.s ?? {};
     const width = phase === 1 ? req.sort.length : req.sort.length - 1;

@@ -1,5 +1,6 @@
 import { RESOURCE_TYPES, type BoundParam, type Registry, type ResourceType } from '../registry/index.ts';
 import { compileExtractor, type IndexRows } from './extract.ts';
+import { indexKind, searchType } from './types/index.ts';
 
 /**
  * Example values for the OpenAPI documents, read from the demo data by the registry's own paths
@@ -12,19 +13,11 @@ export interface DemoExamples {
   resource(type: ResourceType): Record<string, unknown> | undefined;
 }
 
-/** A row's value as a search value of its parameter's type. */
+/** The rows' values as search values of their parameter's type. */
 function searchValue(param: BoundParam, rows: IndexRows): string[] {
-  switch (param.type) {
-    case 'token':
-      return rows.token.map((r) => (r.system === null ? r.code : `${r.system}|${r.code}`));
-    case 'string':
-      return rows.string.map((r) => r.exact);
-    case 'date':
-      // `ge` the day of the value (UTC): a value of that day or later finds it.
-      return rows.date.map((r) => `ge${new Date(r.low).toISOString().slice(0, 10)}`);
-    case 'reference':
-      return rows.reference.map((r) => `${r.targetType}/${r.targetId}`);
-  }
+  const kind = indexKind(param)!;
+  const of = searchType(param).rowsOf!.searchValue as (row: unknown) => string;
+  return (rows[kind] as unknown[]).map(of);
 }
 
 /**

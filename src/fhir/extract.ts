@@ -1,6 +1,7 @@
 import type { BoundParam, Path, Registry, ResourceType, Step } from '../registry/index.ts';
 import type { DateRow } from './types/date.ts';
-import { searchType, describe, isObject, subPath, type Fail } from './types/index.ts';
+import { describe, INDEX_KINDS, indexKind, isObject, searchType, subPath, type Fail, type IndexKind } from './types/index.ts';
+import type { PhoneticRow } from './types/phonetic.ts';
 import type { ReferenceRow } from './types/reference.ts';
 import type { StringRow } from './types/string.ts';
 import type { TokenRow } from './types/token.ts';
@@ -15,13 +16,17 @@ import type { TokenRow } from './types/token.ts';
  * The walk keeps no element path: when something is wrong it stops, and the same walk runs again
  * with its path traced, to name the element.
  */
-export type { DateRow, ReferenceRow, StringRow, TokenRow };
+export type { DateRow, PhoneticRow, ReferenceRow, StringRow, TokenRow };
+/** A resource's index rows, by index table (src/fhir/types INDEXED). */
 export interface IndexRows {
   token: TokenRow[];
   string: StringRow[];
   date: DateRow[];
   reference: ReferenceRow[];
+  phonetic: PhoneticRow[];
 }
+
+export const emptyIndexRows = (): IndexRows => Object.fromEntries(INDEX_KINDS.map((k) => [k, []])) as unknown as IndexRows;
 
 export class ExtractError extends Error {
   constructor(readonly element: string, message: string) {
@@ -108,15 +113,15 @@ export type Extractor = (resource: Record<string, unknown>) => IndexRows;
 
 /** The extractor of these parameters (a type's, from the registry). */
 export function compileExtractor(params: readonly BoundParam[]): Extractor {
-  let rows: IndexRows = { token: [], string: [], date: [], reference: [] };
+  let rows: IndexRows = emptyIndexRows();
   // The rows of the parameter being extracted start here in its table (de-duplication scans from it).
   let start = 0;
   // The trail of the value being indexed, for `fail` (set by its visit; undefined on the fast walk).
   let current: Trail;
   const compiled = params.flatMap((p) => {
     const kind = searchType(p).rowsOf;
-    if (!kind) return []; // a column (_id): no index rows
-    const table = p.type;
+    const table: IndexKind | undefined = indexKind(p);
+    if (!kind || table === undefined) return []; // a column (_id): no index rows
     // Made once per parameter: the walk allocates nothing per value but its rows.
     const emit = (row: unknown) => {
       const out = rows[table] as unknown[];
@@ -131,7 +136,7 @@ export function compileExtractor(params: readonly BoundParam[]): Extractor {
     return [{ table, paths: p.paths.map((path) => compilePath(path, visit)) }];
   });
   const walk = (resource: Record<string, unknown>, trail: Trail): IndexRows => {
-    rows = { token: [], string: [], date: [], reference: [] };
+    rows = emptyIndexRows();
     for (const c of compiled) {
       start = rows[c.table].length;
       for (const path of c.paths) path(resource, trail);

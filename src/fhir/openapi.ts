@@ -2,6 +2,7 @@ import { VERSION_TYPES, type BoundParam, type Registry, type ResourceType, type 
 import { capabilityStatement } from './capability.ts';
 import type { DemoExamples } from './examples.ts';
 import { sortable } from './sort.ts';
+import { searchType } from './types/index.ts';
 
 /**
  * The OpenAPI 3 document of one API version, made from its CapabilityStatement (which the registry
@@ -21,7 +22,7 @@ export interface OpenApiOptions {
 
 type Json = Record<string, unknown>;
 type CsParam = { name: string; type: string; documentation: string; definition?: string };
-type CsResource = { type: ResourceType; profile: string; searchParam?: CsParam[]; searchInclude?: string[]; searchRevInclude?: string[] };
+type CsResource = { type: ResourceType; profile: string; interaction: { code: string }[]; operation?: { name: string; documentation: string }[]; searchParam?: CsParam[]; searchInclude?: string[]; searchRevInclude?: string[] };
 
 const FHIR_JSON = 'application/fhir+json';
 
@@ -32,7 +33,12 @@ export const ERROR_STATUSES = {
   searchForm: [400, 401, 405, 406, 413, 414, 415, 429, 503],
   read: [401, 404, 406, 414, 429, 503],
   metadata: [401, 406],
+  lookup: [400, 401, 404, 414, 429, 503],
+  lookupPost: [400, 401, 404, 413, 415, 429, 503],
 } as const;
+
+/** A code of the shipped terminology (terminology/ans-codes.csv): the example of $lookup. */
+const LOOKUP_EXAMPLE = { system: 'https://mos.esante.gouv.fr/NOS/TRE_G15-ProfessionSante/FHIR/TRE-G15-ProfessionSante', code: '10' };
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'A bad value, modifier or cursor; too many parameters or values; an unknown parameter under Prefer: handling=strict. The issue names the parameter.',
@@ -50,14 +56,9 @@ const STATUS_TEXT: Record<number, string> = {
 /** The headers an error answer carries, by status. */
 const STATUS_HEADERS: Record<number, string[]> = { 401: ['WWW-Authenticate'], 429: ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'], 503: ['Retry-After'] };
 
-/** The modifiers the parser takes on a parameter (src/fhir/types): `:missing` on every one. */
+/** The modifiers the parser takes on a parameter (its type's, src/fhir/types): `:missing` on every one. */
 export function modifiersOf(param: BoundParam): string[] {
-  const own =
-    param.type === 'string' ? ['exact', 'contains', ...Object.keys(param.parts ?? {})]
-    : param.type === 'token' ? ['not']
-    : param.type === 'reference' ? [...(param.target ?? [])]
-    : [];
-  return [...own, 'missing'];
+  return [...searchType(param).modifiers(param), 'missing'];
 }
 
 /**
@@ -187,6 +188,20 @@ export function openApiDocument(registry: Registry, version: Version, o: OpenApi
   for (const r of rest.resource) {
     const type = r.type;
     const op = (operationId: string, summary: string, extra: Json) => ({ tags: [type], operationId, summary, ...(deprecated ? { deprecated } : {}), ...extra });
+    const lookup = r.operation?.find((x) => x.name === 'lookup');
+    if (lookup) {
+      const parameters = [
+        { name: 'system', in: 'query', required: true, description: 'The code system URI', schema: { type: 'string' }, example: LOOKUP_EXAMPLE.system },
+        { name: 'code', in: 'query', required: true, description: 'The code', schema: { type: 'string' }, example: LOOKUP_EXAMPLE.code },
+      ];
+      const parametersBody = { required: true, content: { [FHIR_JSON]: { schema: { $ref: '#/components/schemas/Parameters' } } } };
+      const ok = okResponse('A Parameters resource: name, version (when known), display', 'Parameters', deprecated);
+      paths[`/${type}/$lookup`] = {
+        get: op('lookupCode', 'Look up a code: its label and its code system', { description: lookup.documentation, parameters, responses: responses(ok, ERROR_STATUSES.lookup) }),
+        post: op('lookupCodePost', 'Look up a code (a Parameters body)', { description: lookup.documentation, requestBody: parametersBody, responses: responses(ok, ERROR_STATUSES.lookupPost) }),
+      };
+    }
+    if (!r.interaction.some((i) => i.code === 'read')) continue;
     const example = o.examples.resource(type);
     paths[`/${type}/{id}`] = {
       get: op(`read${type}`, `Read one ${type}`, {
@@ -246,7 +261,7 @@ export function openApiDocument(registry: Registry, version: Version, o: OpenApi
         `${cs.description}\n\nGenerated from the server's search parameter registry, like its CapabilityStatement (GET metadata). ` +
         'Authorize once with your SERVICE-API-KEY, then try a search.',
     },
-    tags: [...VERSION_TYPES[version].map((t) => ({ name: t })), { name: 'Server' }],
+    tags: [...rest.resource.map((r) => ({ name: r.type })), { name: 'Server' }],
     security: [{ apiKey: [] }],
     paths,
     components: {
@@ -277,6 +292,7 @@ export function openApiDocument(registry: Registry, version: Version, o: OpenApi
         ...schemas,
         Resource: anyResource,
         CapabilityStatement: { ...anyResource, properties: { resourceType: { type: 'string', enum: ['CapabilityStatement'] } } },
+        Parameters: { ...anyResource, properties: { resourceType: { type: 'string', enum: ['Parameters'] }, parameter: { type: 'array', items: { type: 'object' } } } },
         Bundle: {
           type: 'object',
           required: ['resourceType', 'type'],

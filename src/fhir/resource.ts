@@ -129,6 +129,7 @@ function assertIndexable(rows: IndexRows, registry: Registry, type: ResourceType
     if (r.system !== null && r.system.length > MAX_INDEXED_LENGTH) throw tooLong(r.param, 'system', r.system.length);
   }
   for (const r of rows.string) if (r.norm.length > MAX_INDEXED_LENGTH) throw tooLong(r.param, 'value', r.norm.length);
+  for (const r of rows.phonetic) if (r.word.length > MAX_INDEXED_LENGTH) throw tooLong(r.param, 'word', r.word.length);
 }
 
 /**

@@ -24,10 +24,16 @@ export interface RefValue {
 }
 
 export type Condition =
-  | { kind: 'token'; param: BoundParam; not: boolean; values: TokenValue[] }
+  /** `text`: `:text`, the words of each value (the codes are then found by their labels). */
+  | { kind: 'token'; param: BoundParam; not: boolean; values: TokenValue[]; text?: string[][] }
   | { kind: 'string'; param: BoundParam; mode: 'prefix' | 'exact' | 'contains'; values: string[] }
   | { kind: 'date'; param: BoundParam; values: DateValue[] }
   | { kind: 'reference'; param: BoundParam; values: RefValue[] }
+  /**
+   * `phonetic`: each value's words, every word of a value matched by some word of the resource (or
+   * the value's words joined, by one word); `levels` bounds how loosely (src/fhir/types/phonetic.ts).
+   */
+  | { kind: 'phonetic'; param: BoundParam; values: string[][]; levels?: MatchLevels }
   | { kind: 'missing'; param: BoundParam; missing: boolean }
   /** resources whose `param` reference points at a `targetType` resource matching `inner`. */
   | { kind: 'chain'; param: BoundParam; targetType: ResourceType; inner: Condition }
@@ -35,6 +41,14 @@ export type Condition =
   | { kind: 'has'; param: BoundParam; inner: Condition }
   /** matches nothing (e.g. only references to another server). */
   | { kind: 'none' };
+
+/** How a word matches: 0 spelled the same (folded), 1 sounding the same, 2 one typo away. */
+export type MatchLevel = 0 | 1 | 2;
+/** The match levels a condition takes: up to `upTo`, and above `above` when given (a rank phase). */
+export interface MatchLevels {
+  upTo: MatchLevel;
+  above?: MatchLevel;
+}
 
 export interface IncludeSpec {
   /** the reference parameter (its resourceType is the source type). */

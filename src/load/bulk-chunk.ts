@@ -56,6 +56,8 @@ export interface BulkChunkResult {
   others: ChunkOther[];
   /** token systems written as SYSTEM_MARK (not interned when the chunk was encoded). */
   unknownSystems: string[];
+  /** the chunk's distinct code labels, (system or '', code, label) triples, flat. */
+  labels: string[];
   error?: undefined;
 }
 
@@ -100,5 +102,6 @@ export function bulkChunk(registry: Registry, systems: ReadonlyMap<string, numbe
     copied: Uint32Array.from(copied),
     others,
     unknownSystems: enc.unknown,
+    labels: enc.labels,
   };
 }

@@ -2,7 +2,7 @@ import type { Sql } from '../db.ts';
 import { ExtractError } from '../fhir/extract.ts';
 import type { Registry } from '../registry/index.ts';
 import { InvalidResource, prepareResource } from '../fhir/resource.ts';
-import { addCounts, emptyCounts, loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
+import { addCounts, emptyCounts, loaderTx, storeLabels, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { TokenSystems } from '../store/token-systems.ts';
 import { BulkCopies, BulkIncomplete, endBulk, failBulk, rebuildIndexes, rowsCommitted, startBulk } from './bulk.ts';
 import { bulkChunk, type BulkChunkResult, type ChunkOther } from './bulk-chunk.ts';
@@ -73,6 +73,15 @@ export async function bulkLoad(
     const seen = new KeySet();
     const systems = new TokenSystems();
     const known = new Map<string, number>();
+    /** the loaded codes' distinct labels, (system or '', code, label) triples, flat: stored once the rows are. */
+    const labels: string[] = [];
+    const labelled = new Set<string>();
+    const learn = (triples: string[]) => {
+      for (let i = 0; i < triples.length; i += 3) {
+        const key = `${triples[i]}\u0000${triples[i + 1]}\u0000${triples[i + 2]}`;
+        if (!labelled.has(key)) labelled.add(key), labels.push(triples[i], triples[i + 1], triples[i + 2]);
+      }
+    };
     const [{ rid: first }] = await sql<{ rid: string }[]>`select nextval(pg_get_serial_sequence('resource', 'rid'))::text as rid`;
     let nextRid = Number(first);
     copies = await BulkCopies.open(sql);
@@ -97,10 +106,12 @@ export async function bulkLoad(
     /** Takes one chunk's result, in input order. */
     const apply = async (r: BulkChunkResult, file: string, firstLine: number, ridBase: number) => {
       const tables = r.tables;
+      learn(r.labels);
       if (r.unknownSystems.length) {
         await intern(r.unknownSystems);
-        const text = Buffer.from(tables[1].buffer, tables[1].byteOffset, tables[1].byteLength).toString('utf8');
-        tables[1] = utf8.encode(resolveSystemMarks(text, r.unknownSystems, (uri) => systems.id(uri)));
+        const t = COPY_TABLES.indexOf('token_idx');
+        const text = Buffer.from(tables[t].buffer, tables[t].byteOffset, tables[t].byteLength).toString('utf8');
+        tables[t] = utf8.encode(resolveSystemMarks(text, r.unknownSystems, (uri) => systems.id(uri)));
       }
       // Lines in order: a resource of the COPY, or another entry (rejected, or written later).
       let cut: Set<string> | undefined;
@@ -194,6 +205,7 @@ export async function bulkLoad(
           }
         }
         if (!strictFailed && enc.resources) {
+          learn(enc.labels);
           await copies.write(enc.take());
           counts.inserted += enc.resources;
           counts.indexRows += enc.indexRows;
@@ -211,6 +223,7 @@ export async function bulkLoad(
     await copies.commit();
     committed = true;
     await rowsCommitted(sql);
+    await storeLabels(sql, systems, labels);
     const t0 = Date.now();
     await rebuildIndexes(sql, opts.onIndex);
     const indexMs = Date.now() - t0;

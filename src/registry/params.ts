@@ -89,6 +89,12 @@ export const PARAMS: SearchParamDef[] = [
     definition: `${HL7}/Practitioner-name`,
   },
   {
+    code: 'phonetic', type: 'string', phonetic: true, base: ['Practitioner'], versions: V2,
+    paths: [['name[]', 'family'], ['name[]', 'given[]']],
+    description: 'Family or given name by sound and spelling, word by word: spelled the same (case, accents, punctuation folded), sounding the same in French (Sonnex), or one typo away for words of 5 letters or more. Without _sort, exact spellings come first, then sound-alikes, then typos.',
+    definition: `${HL7}/individual-phonetic`,
+  },
+  {
     code: 'number-smartcard', type: 'string', base: ['Practitioner'], versions: V2,
     paths: [[{ ext: EXT.smartcard }, { ext: 'number' }, 'value[x]']],
     description: 'Professional card number (as-ext-smartcard, sub-extension number).', definition: `${SP}/as-sp-number-smartcard`,
@@ -107,6 +113,11 @@ export const PARAMS: SearchParamDef[] = [
   {
     code: 'name', type: 'string', base: ['Organization'], versions: V12, paths: [['name'], ['alias[]']], sortable: true,
     description: 'Corporate name or alias.', definition: `${HL7}/Organization-name`,
+  },
+  {
+    code: 'phonetic', type: 'string', phonetic: true, base: ['Organization'], versions: V12, paths: [['name'], ['alias[]']],
+    description: 'Corporate name or alias by sound and spelling, word by word: spelled the same (case, accents, punctuation folded), sounding the same in French (Sonnex), or one typo away for words of 5 letters or more. Without _sort, exact spellings come first, then sound-alikes, then typos.',
+    definition: `${HL7}/Organization-phonetic`,
   },
   {
     code: 'address', type: 'string', base: ['Organization'], versions: V12,

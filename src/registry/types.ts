@@ -81,6 +81,11 @@ export interface SearchParamDef {
   /** string: modifiers that select a sub-parameter (`name:family` → `family`). */
   parts?: Record<string, string>;
   /**
+   * string searched by sound and spelling, word by word (FHIR's `phonetic`): its values are indexed
+   * as words with their French phonetic keys (src/fhir/types/phonetic.ts), not as strings.
+   */
+  phonetic?: boolean;
+  /**
    * token or reference whose values are (nearly) unique to a few resources (identifiers, ids,
    * references): a search on one value reads a handful of index rows whatever the value, so its
    * plan does not depend on the value and is made once per connection (src/fhir/compile.ts

@@ -37,7 +37,7 @@ export function planOnce(req: SearchRequest): boolean {
   const independent = (c: Condition): boolean => {
     switch (c.kind) {
       case 'token':
-        return !c.not && c.param.selective === true && c.values.every((v) => v.code !== undefined);
+        return !c.not && !c.text && c.param.selective === true && c.values.every((v) => v.code !== undefined);
       case 'reference':
         return c.param.selective === true;
       case 'chain':

@@ -1,6 +1,6 @@
 import type { IndexRows } from '../fhir/extract.ts';
 import type { PreparedResource } from '../fhir/resource.ts';
-import { TYPES } from '../fhir/types/index.ts';
+import { INDEX_KINDS, INDEXED, type IndexKind } from '../fhir/types/index.ts';
 import { pgMicrosOfInstant, pgMicrosOfMs } from './pg-binary.ts';
 
 /**
@@ -13,15 +13,13 @@ import { pgMicrosOfInstant, pgMicrosOfMs } from './pg-binary.ts';
  * into the id.
  */
 
-/** The tables a load writes, in this order everywhere (COPY streams, encoder output). */
-export const COPY_TABLES = ['resource', 'token_idx', 'string_idx', 'date_idx', 'reference_idx'] as const;
+/** The tables a load writes, in this order everywhere (COPY streams, encoder output): resource, then the index tables. */
+export const INDEX_TABLES = INDEX_KINDS.map((k) => INDEXED[k].table.name);
+export const COPY_TABLES = ['resource', ...INDEX_TABLES] as const;
 export type CopyTable = (typeof COPY_TABLES)[number];
-export const COPY_COLUMNS: Record<CopyTable, string> = {
+export const COPY_COLUMNS: Readonly<Record<string, string>> = {
   resource: 'rid, type, id, version_id, last_updated, content',
-  token_idx: 'rid, param, sys, code',
-  string_idx: 'rid, param, norm, exact',
-  date_idx: 'rid, param, low, high',
-  reference_idx: 'rid, param, target_type, target_id',
+  ...Object.fromEntries(INDEX_KINDS.map((k) => [INDEXED[k].table.name, `rid, param, ${INDEXED[k].table.columns}`])),
 };
 
 /**
@@ -31,33 +29,20 @@ export const COPY_COLUMNS: Record<CopyTable, string> = {
  * date_idx tables. token_idx and string_idx stay text: no gain worth it, and token_idx's text
  * carries the marks of systems not interned yet.
  */
-export const COPY_BINARY: Record<CopyTable, boolean> = {
-  resource: true,
-  token_idx: false,
-  string_idx: false,
-  date_idx: true,
-  reference_idx: false,
-};
+export const COPY_BINARY: Readonly<Record<string, boolean>> = { resource: true, date_idx: true };
 
 /** A token system written before its interned id is known: \x02<i>\x02, i indexing `unknown`. */
 export const SYSTEM_MARK = /\x02(\d+)\x02/g;
 
-/** The index tables' rows of IndexRows, in COPY_TABLES order. */
-const INDEX_KINDS = ['token', 'string', 'date', 'reference'] as const;
-
 /**
- * The COPY lines of one resource's index rows, for token_idx, string_idx, date_idx and
- * reference_idx (COPY_TABLES order, resource left out), every line starting with `rid` and a tab
+ * The COPY text of one resource's rows of an index table, every line starting with `rid` and a tab
  * ('' for lines whose key is put in front later). `system` gives the column text of a token system.
  */
-export function indexLines(rid: string, rows: IndexRows, system: (uri: string) => string): [string, string, string, string] {
-  const lines = INDEX_KINDS.map((kind) => {
-    const copy = TYPES[kind].rowsOf!.copyText as (row: unknown, system: (uri: string) => string) => string;
-    let out = '';
-    for (const row of rows[kind]) out += `${rid}\t${row.param}\t${copy(row, system)}\n`;
-    return out;
-  });
-  return lines as [string, string, string, string];
+function tableLines(kind: IndexKind, rid: string, rows: IndexRows, system: (uri: string) => string): string {
+  const copy = INDEXED[kind].rowsOf!.copyText as (row: unknown, system: (uri: string) => string) => string;
+  let out = '';
+  for (const row of rows[kind] as { param: number }[]) out += `${rid}\t${row.param}\t${copy(row, system)}\n`;
+  return out;
 }
 
 /** A token system not interned yet, written as SYSTEM_MARK: its index in `pending` (added if new). */
@@ -79,20 +64,28 @@ export function resolveSystemMarks(text: string, pending: readonly string[], id:
  * token systems are marks (`systemMark`) indexing `systems`.
  */
 export interface IndexCopy {
-  token: string;
-  string: string;
-  date: string;
-  reference: string;
+  /** per index table, in INDEX_KINDS order. */
+  lines: string[];
   count: number;
   systems: string[];
+  /** the codes' labels (code_label), as (system or '', code, label) triples, flat. */
+  labels: string[];
 }
 
 export function encodeIndexRows(rows: IndexRows): IndexCopy {
   const systems: string[] = [];
-  const [token, string, date, reference] = indexLines('', rows, (uri) => systemMark(systems, uri));
-  const count = rows.token.length + rows.string.length + rows.date.length + rows.reference.length;
-  return { token, string, date, reference, count, systems };
+  const mark = (uri: string) => systemMark(systems, uri);
+  return { lines: INDEX_KINDS.map((k) => tableLines(k, '', rows, mark)), count: rowCount(rows), systems, labels: labelsOf(rows) };
 }
+
+/** The labels of a resource's token rows, as (system or '', code, label) triples, flat. */
+export function labelsOf(rows: IndexRows): string[] {
+  const out: string[] = [];
+  for (const r of rows.token) if (r.label !== undefined) out.push(r.system ?? '', r.code, r.label);
+  return out;
+}
+
+export const rowCount = (rows: IndexRows): number => INDEX_KINDS.reduce((n, k) => n + rows[k].length, 0);
 
 /**
  * A growing byte buffer for COPY data: ASCII and UTF-8 written in place (no string concatenation to
@@ -176,6 +169,9 @@ export class CopyEncoder {
   resources = 0;
   indexRows = 0;
   readonly unknown: string[] = [];
+  /** the distinct labels of the resources' codes, as (system or '', code, label) triples, flat. */
+  readonly labels: string[] = [];
+  private readonly labelled = new Set<string>();
 
   constructor(private readonly systems: ReadonlyMap<string, number>) {}
 
@@ -212,12 +208,13 @@ export class CopyEncoder {
 
   private addRows(rid: number, rows: IndexRows): void {
     const r = String(rid);
-    const [token, string, , reference] = indexLines(r, { ...rows, date: [] }, this.system);
-    if (token !== '') this.out[1].text(token);
-    if (string !== '') this.out[2].text(string);
-    if (reference !== '') this.out[4].text(reference);
+    for (const [i, kind] of INDEX_KINDS.entries()) {
+      if (COPY_BINARY[INDEX_TABLES[i]]) continue;
+      const lines = tableLines(kind, r, rows, this.system);
+      if (lines !== '') this.out[i + 1].text(lines);
+    }
     // date_idx, binary (COPY_BINARY): rid, param, low, high.
-    const date = this.out[3];
+    const date = this.out[1 + INDEX_KINDS.indexOf('date')];
     for (const x of rows.date) {
       date.int16(4);
       date.int32(8);
@@ -229,7 +226,14 @@ export class CopyEncoder {
       date.int32(8);
       date.int64(pgMicrosOfMs(x.high));
     }
-    this.indexRows += rows.token.length + rows.string.length + rows.date.length + rows.reference.length;
+    this.indexRows += rowCount(rows);
+    for (const r of rows.token) {
+      if (r.label === undefined) continue;
+      const key = `${r.system ?? ''}\u0000${r.code}\u0000${r.label}`;
+      if (this.labelled.has(key)) continue;
+      this.labelled.add(key);
+      this.labels.push(r.system ?? '', r.code, r.label);
+    }
   }
 
   /** The five tables' COPY data (COPY_TABLES order), each in memory of its own; the encoder is spent. */

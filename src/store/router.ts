@@ -9,7 +9,7 @@ import { classify } from './classify.ts';
 import { Lane } from './lane.ts';
 import { Planner } from './planner.ts';
 import { query } from './query.ts';
-import { readResource } from './read.ts';
+import { lookupCode, readResource } from './read.ts';
 import { formatLsn, parseLsn, type ReplicaSet } from './replicas.ts';
 import { SearchRunner } from './runner.ts';
 
@@ -76,6 +76,12 @@ export class SearchRouter {
   /** The read interaction: the stored JSON text of one resource, or undefined. */
   read(type: string, id: string): Promise<string | undefined> {
     const read = (pools: Pools) => readResource(pools.sql, type, id);
+    return this.deadline(this.replicas ? this.replicas.read(read) : read(this.pools));
+  }
+
+  /** A code's label (CodeSystem/$lookup), read like a resource. */
+  lookup(system: string, code: string): Promise<{ system: boolean; display?: string }> {
+    const read = (pools: Pools) => lookupCode(pools.sql, system, code);
     return this.deadline(this.replicas ? this.replicas.read(read) : read(this.pools));
   }
 

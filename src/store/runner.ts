@@ -1,5 +1,5 @@
 import type { Pools, Sql } from '../db.ts';
-import { countQuery, includeQuery, pageQuery } from '../fhir/compile.ts';
+import { countQuery, includeQuery, pageQuery, RANK_PHASES, ranked, rankPhase, type RankPhase } from '../fhir/compile.ts';
 import type { CursorState } from '../fhir/cursor.ts';
 import { concatEntries, noEntries, renderedEntries, renderStatement, subsettedEntries, subsetting, type Bases, type Entries } from '../fhir/entries.ts';
 import { FhirError } from '../fhir/outcome.ts';
@@ -22,7 +22,7 @@ export interface PageResult {
   includes: Entries;
   total?: number;
   /** where the next page starts, when there is one. */
-  next?: Pick<CursorState, 'after' | 'sort'>;
+  next?: Pick<CursorState, 'after' | 'sort' | 'rank'>;
   warnings: string[];
 }
 
@@ -66,7 +66,7 @@ export class SearchRunner {
     const counting = !state && req.total === undefined && classify(req) !== 'lookup' ? this.countFirstPage(pools.count, hints, req) : undefined;
     counting?.catch(() => {});
     const keys = req.include.length > 0 || req.revinclude.length > 0;
-    let page: Entries;
+    let page: Entries & { rank?: RankPhase };
     try {
       page = await this.matches(db, hints, req, state, bases, keys);
     } catch (err) {
@@ -89,7 +89,7 @@ export class SearchRunner {
       if (statement) includes = await rendered(db === pools.generic ? pools.sql : db, statement, bases, 'include', this.o.includeCap, false);
       if (includes.rows > this.o.includeCap) warnings.push(`more than ${this.o.includeCap} resources to include on this page: only the first ${this.o.includeCap} are given`);
     }
-    return { matches: page, includes, total, next: hasNext ? nextStart(req, page.last!) : undefined, warnings };
+    return { matches: page, includes, total, next: hasNext ? { ...nextStart(req, page.last!), rank: page.rank } : undefined, warnings };
   }
 
   /**
@@ -108,11 +108,32 @@ export class SearchRunner {
 
   /**
    * The page of matches after the cursor. A sorted page is read from its phase (src/fhir/sort.ts):
-   * phase 1 first, then, when phase 1 ends within the page, the start of phase 2.
+   * phase 1 first, then, when phase 1 ends within the page, the start of phase 2. A ranked page is
+   * read the same way from its rank phase on (`rank`: the phase of its last entry).
    */
-  private async matches(db: Sql, hints: PlanHints, req: SearchRequest, state: CursorState | undefined, bases: Bases, keys: boolean): Promise<Entries> {
+  private async matches(
+    db: Sql,
+    hints: PlanHints,
+    req: SearchRequest,
+    state: CursorState | undefined,
+    bases: Bases,
+    keys: boolean,
+  ): Promise<Entries & { rank?: RankPhase }> {
     const page = (rows: Statement, shown = req.count) =>
       subsetting(req) ? subsetted(db, req, rows, bases, shown) : rendered(db, rows, bases, 'match', shown, keys);
+    if (ranked(req)) {
+      const from = state?.rank ?? 0;
+      let out = noEntries;
+      let rank: RankPhase = from;
+      for (const phase of RANK_PHASES.filter((p) => p >= from)) {
+        const room = req.count - out.count;
+        const part = await page(pageQuery(hints, rankPhase(req, phase), phase === from ? state?.after : undefined, room + 1), room);
+        if (part.count > 0) rank = phase;
+        out = concatEntries(out, part);
+        if (out.rows > req.count) break;
+      }
+      return { ...out, rank };
+    }
     if (req.sort.length === 0) return page(pageQuery(hints, req, state?.after, req.count + 1));
     const cursor = state?.sort ? { ...state.sort, rid: state.after } : undefined;
     let first = noEntries;

@@ -1,8 +1,9 @@
 import type { Db, Sql } from '../db.ts';
-import { extractorFor, type IndexRows } from '../fhir/extract.ts';
-import { TYPES } from '../fhir/types/index.ts';
+import { emptyIndexRows, extractorFor, type IndexRows } from '../fhir/extract.ts';
+import { INDEX_KINDS, INDEXED } from '../fhir/types/index.ts';
+import { normalize } from '../fhir/normalize.ts';
 import type { Registry, ResourceType } from '../registry/index.ts';
-import { COPY_COLUMNS, COPY_TABLES, encodeIndexRows, resolveSystemMarks, type CopyTable, type IndexCopy } from './copy-encode.ts';
+import { COPY_COLUMNS, COPY_TABLES, encodeIndexRows, INDEX_TABLES, resolveSystemMarks, type IndexCopy } from './copy-encode.ts';
 import type { TokenSystems } from './token-systems.ts';
 
 /**
@@ -61,10 +62,6 @@ export function lastWins(entries: WriteEntry[]): WriteEntry[] {
   return [...byKey.values()];
 }
 
-/** The index tables, in IndexCopy's order. */
-const INDEX_TABLES = COPY_TABLES.filter((t): t is Exclude<CopyTable, 'resource'> => t !== 'resource');
-const INDEX_KINDS = ['token', 'string', 'date', 'reference'] as const;
-
 /**
  * Deletes the index rows of deleted resources (or rewritten ones whose earlier rows are not known).
  * The rid-side indexes lead with the parameter, so the rows are addressed as (param, rid) for every
@@ -82,7 +79,7 @@ export async function deleteIndexRows(tx: Db, registry: Registry, items: { rid: 
 /** Lines that start with a tab (IndexCopy), each given the rid in front. */
 const withRid = (rid: string, lines: string) => (lines === '' ? '' : rid + lines.replaceAll('\n\t', `\n${rid}\t`));
 
-async function copyInto(tx: Db, table: CopyTable, lines: string[]): Promise<void> {
+async function copyInto(tx: Db, table: string, lines: string[]): Promise<void> {
   let any = false;
   for (const l of lines) if (l !== '') any = true;
   if (!any) return;
@@ -98,12 +95,10 @@ async function copyInto(tx: Db, table: CopyTable, lines: string[]): Promise<void
  */
 export async function insertIndexRows(tx: Db, systems: TokenSystems, items: { rid: string; index: IndexCopy }[]): Promise<number> {
   const lines: string[][] = INDEX_TABLES.map(() => []);
+  const token = INDEX_KINDS.indexOf('token');
   let count = 0;
   for (const { rid, index } of items) {
-    lines[0].push(withRid(rid, resolveSystemMarks(index.token, index.systems, (uri) => systems.id(uri))));
-    lines[1].push(withRid(rid, index.string));
-    lines[2].push(withRid(rid, index.date));
-    lines[3].push(withRid(rid, index.reference));
+    index.lines.forEach((text, t) => lines[t].push(withRid(rid, t === token ? resolveSystemMarks(text, index.systems, (uri) => systems.id(uri)) : text)));
     count += index.count;
   }
   for (const [t, table] of INDEX_TABLES.entries()) await copyInto(tx, table, lines[t]);
@@ -127,9 +122,9 @@ function sameRows<R>(a: R[], b: R[], same: (x: R, y: R) => boolean): boolean {
  * parameters only.
  */
 function indexChange(before: IndexRows, after: IndexRows): { params: number[][]; rows: IndexRows } {
-  const rows: IndexRows = { token: [], string: [], date: [], reference: [] };
+  const rows = emptyIndexRows();
   const params = INDEX_KINDS.map((kind) => {
-    const same = TYPES[kind].rowsOf!.same as (x: unknown, y: unknown) => boolean;
+    const same = INDEXED[kind].rowsOf!.same as (x: unknown, y: unknown) => boolean;
     const was = byParam<{ param: number }>(before[kind]);
     const now = byParam<{ param: number }>(after[kind]);
     const changed: number[] = [];
@@ -152,6 +147,37 @@ async function deleteParamRows(tx: Db, pairs: { params: number[]; rids: string[]
   }
 }
 
+/** Labels stored by this process (code_label), so that a batch writes only those it is the first to meet. */
+const storedLabels = new Set<string>();
+const STORED_LABELS_KEPT = 100_000;
+
+/**
+ * Stores the labels of codes (flat (system or '', code, label) triples) not stored yet; their
+ * systems must have been interned in `systems`. Not in a write's transaction: a label is true of
+ * its code whether or not the resource that carried it is written.
+ */
+export async function storeLabels(db: Db, systems: TokenSystems, labels: readonly string[]): Promise<void> {
+  const sys: number[] = [];
+  const code: string[] = [];
+  const label: string[] = [];
+  const fresh = new Set<string>();
+  for (let i = 0; i < labels.length; i += 3) {
+    const key = `${labels[i]}\u0000${labels[i + 1]}\u0000${labels[i + 2]}`;
+    if (storedLabels.has(key) || fresh.has(key)) continue;
+    fresh.add(key);
+    sys.push(labels[i] === '' ? 0 : systems.id(labels[i]));
+    code.push(labels[i + 1]);
+    label.push(labels[i + 2]);
+  }
+  if (fresh.size === 0) return;
+  await db`
+    insert into code_label (sys, code, label, norm)
+    select * from unnest(${sys}::int[], ${code}::text[], ${label}::text[], ${label.map(normalize)}::text[])
+    on conflict do nothing`;
+  if (storedLabels.size + fresh.size > STORED_LABELS_KEPT) storedLabels.clear();
+  for (const k of fresh) storedLabels.add(k);
+}
+
 /** The token systems a batch's rows name. */
 function systemsOf(entries: WriteEntry[]): string[] {
   const out = new Set<string>();
@@ -171,7 +197,9 @@ export async function writeBatch(
   tx?: Db,
 ): Promise<WriteCounts> {
   const entries = lastWins(batch);
+  // Token systems and labels outside the transaction: both are true of their codes whatever becomes of the batch.
   await systems.intern(sql, systemsOf(entries));
+  await storeLabels(sql, systems, entries.flatMap((e) => (e.op === 'put' ? e.index.labels : [])));
   const write = async (db: Db): Promise<WriteCounts> => {
     const counts = emptyCounts();
     const puts = entries.filter((e): e is Extract<WriteEntry, { op: 'put' }> => e.op === 'put');
@@ -244,7 +272,7 @@ export async function writeBatch(
 export async function analyzeChanged(sql: Sql, written = 0): Promise<void> {
   const stale = await sql<{ name: string }[]>`
     select s.relname as name from pg_stat_user_tables s join pg_class c on c.oid = s.relid
-    where s.relname in ('resource', 'token_idx', 'string_idx', 'date_idx', 'reference_idx')
+    where s.relname = any(${COPY_TABLES as readonly string[]}::text[])
       and s.schemaname = current_schema()
       and ((s.last_analyze is null and s.last_autoanalyze is null) or c.reltuples <= 0 or s.n_mod_since_analyze > 1000 + 0.2 * c.reltuples
         or ${written} > 1000 + 0.2 * (select greatest(r.reltuples, 0) from pg_class r where r.oid = 'resource'::regclass))`;

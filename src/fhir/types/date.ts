@@ -76,12 +76,14 @@ function valueMatch(v: DateValue, instant: boolean): Statement {
 }
 
 export const date: SearchType<DateCondition, DateRow> = {
-  table: { name: 'date_idx', alias: 'd' },
+  table: { name: 'date_idx', alias: 'd', columns: 'low, high' },
 
   parse(param, modifier, raws, name, ctx, _type, implied) {
     if (modifier !== undefined) throw notSupported(`parameter ${name}: the modifier ":${modifier}" is not supported on date parameter ${param.code}`, name);
     return { kind: 'date', param, values: raws.map((r) => parseValue(r, name, ctx, implied)) };
   },
+
+  modifiers: () => [],
 
   match: (c) => stmt`(${join(c.values.map((v) => valueMatch(v, c.param.instant === true)), 'or')})`,
 
@@ -98,5 +100,8 @@ export const date: SearchType<DateCondition, DateRow> = {
     same: (a, b) => a.low === b.low && a.high === b.high,
 
     copyText: (row) => `${pgTimestamp(row.low)}\t${pgTimestamp(row.high)}`,
+
+    // `ge` the day of the value (UTC): a value of that day or later finds it.
+    searchValue: (row) => `ge${new Date(row.low).toISOString().slice(0, 10)}`,
   },
 };

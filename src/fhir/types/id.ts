@@ -31,6 +31,8 @@ export const id: SearchType<IdCondition> = {
     return values.length === 0 && !not ? { kind: 'none' } : { kind: 'token', param, not, values };
   },
 
+  modifiers: () => ['not'],
+
   match: (c) => stmt`i.id = any(${ids(c)}::text[])`,
 
   rows: (c, _hints, type) => stmt`select i.rid from resource i where i.type = ${type} and i.id = any(${ids(c)}::text[])`,

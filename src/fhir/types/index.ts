@@ -1,17 +1,30 @@
 import type { BoundParam } from '../../registry/index.ts';
 import { date } from './date.ts';
 import { id } from './id.ts';
-import type { SearchType } from './search-type.ts';
-
-export * from './search-type.ts';
+import { phonetic } from './phonetic.ts';
 import { reference } from './reference.ts';
+import type { SearchType } from './search-type.ts';
 import { string } from './string.ts';
 import { token } from './token.ts';
 
-/** The module of a parameter: its registry type, or the column it is read from. */
-export function searchType(param: BoundParam): SearchType {
-  if (param.column === 'id') return id as SearchType;
-  return TYPES[param.type];
+export * from './search-type.ts';
+
+/**
+ * The types whose values live in an index table of their own, in the one order every table list
+ * follows (IndexRows, COPY streams, the bulk load). `_id` is read from the resource table instead.
+ */
+export const INDEXED = { token, string, date, reference, phonetic } as const;
+export type IndexKind = keyof typeof INDEXED;
+export const INDEX_KINDS = Object.keys(INDEXED) as IndexKind[];
+
+/** The index table a parameter's rows go to; undefined for a column (`_id`). */
+export function indexKind(param: BoundParam): IndexKind | undefined {
+  if (param.column === 'id') return undefined;
+  return param.phonetic ? 'phonetic' : param.type;
 }
 
-export const TYPES = { token, string, date, reference } as unknown as Record<BoundParam['type'], SearchType>;
+/** The module of a parameter: its index table's, or the column it is read from. */
+export function searchType(param: BoundParam): SearchType {
+  const kind = indexKind(param);
+  return (kind === undefined ? id : INDEXED[kind]) as SearchType;
+}

@@ -49,7 +49,7 @@ function parseValue(p: BoundParam, raw: string, name: string, ctx: ParseContext,
 }
 
 export const reference: SearchType<ReferenceCondition, ReferenceRow> = {
-  table: { name: 'reference_idx', alias: 'x' },
+  table: { name: 'reference_idx', alias: 'x', columns: 'target_type, target_id' },
 
   parse(param, modifier, raws, name, ctx) {
     if (modifier !== undefined && !(isResourceType(modifier) && (!param.target?.length || param.target.includes(modifier)))) {
@@ -58,6 +58,8 @@ export const reference: SearchType<ReferenceCondition, ReferenceRow> = {
     const values = raws.map((r) => parseValue(param, r, name, ctx, modifier)).filter((v): v is RefValue => v !== undefined);
     return values.length ? { kind: 'reference', param, values } : { kind: 'none' };
   },
+
+  modifiers: (param) => [...(param.target ?? [])],
 
   match(c) {
     const typed = c.values.filter((v) => v.type !== undefined);
@@ -84,5 +86,7 @@ export const reference: SearchType<ReferenceCondition, ReferenceRow> = {
     same: (a, b) => a.targetId === b.targetId && a.targetType === b.targetType,
 
     copyText: (row) => `${copyText(row.targetType)}\t${copyText(row.targetId)}`,
+
+    searchValue: (row) => `${row.targetType}/${row.targetId}`,
   },
 };

@@ -3,17 +3,21 @@ import type { Condition, ParseContext, PlanHints } from '../search-request.ts';
 import type { Statement } from '../statement.ts';
 
 /**
- * What a search parameter type is (src/fhir/types/index.ts lists them). The types, one module each (token, string, date, reference, and `_id` read from
- * the resource table's column). A module owns everything that depends on its type: parsing a query
- * value, the SQL a condition matches with, the index rows an element value gives, and their COPY
- * text. The parser, the compiler, the extractor and the loaders dispatch on the type and know no
- * more. Adding a parameter of an existing type is a registry entry; adding a type, a module here.
+ * What a search parameter type is (src/fhir/types/index.ts lists them, one module each). A module
+ * owns everything that depends on its type: parsing a query value, the SQL a condition matches
+ * with, the index rows an element value gives, their table and COPY text. The parser, the compiler,
+ * the extractor and the loaders dispatch on the type and know no more. Adding a parameter of an
+ * existing type is a registry entry; adding a type, a module here and its table's migration.
  */
 
-/** Where a type's values are: an index table, with the alias its SQL uses, or the resource table. */
+/**
+ * Where a type's values are: an index table, with the alias its SQL uses and its columns after
+ * `rid, param` (in COPY order), or the resource table.
+ */
 export interface Table {
-  name: 'token_idx' | 'string_idx' | 'date_idx' | 'reference_idx' | 'resource';
-  alias: 't' | 's' | 'd' | 'x' | 'i';
+  name: string;
+  alias: string;
+  columns?: string;
 }
 
 /**
@@ -29,6 +33,8 @@ export interface SearchType<C extends Condition = Condition, Row = unknown> {
    * `implied` the prefix an alias stands for (`_since`).
    */
   parse(param: BoundParam, modifier: string | undefined, raws: string[], name: string, ctx: ParseContext, type: ResourceType, implied?: string): Condition;
+  /** The modifiers `parse` takes on the parameter (`:missing`, the parser's own, aside). */
+  modifiers(param: BoundParam): string[];
   /** The predicate a condition's values are on the table's alias; undefined: any value matches. */
   match(c: C, hints: PlanHints): Statement | undefined;
   /** The rids of the resources of `type` that a positive condition selects (a rid may repeat). */
@@ -41,6 +47,8 @@ export interface SearchType<C extends Condition = Condition, Row = unknown> {
     same(a: Row, b: Row): boolean;
     /** A row's COPY text columns after rid and param, tab-separated. `system`: a token system's column. */
     copyText(row: Row, system: (uri: string) => string): string;
+    /** A search value of the parameter that finds the row (an example of the OpenAPI documents). */
+    searchValue(row: Row): string;
   };
 }
 

@@ -49,7 +49,7 @@ export function readWhole(c: StringCondition, hints: PlanHints): boolean {
 }
 
 export const string: SearchType<StringCondition, StringRow> = {
-  table: { name: 'string_idx', alias: 's' },
+  table: { name: 'string_idx', alias: 's', columns: 'norm, exact' },
 
   parse(param, modifier, raws, name, ctx, type) {
     let mode: StringCondition['mode'] = 'prefix';
@@ -66,6 +66,8 @@ export const string: SearchType<StringCondition, StringRow> = {
     }
     return { kind: 'string', param, mode, values };
   },
+
+  modifiers: (param) => ['exact', 'contains', ...Object.keys(param.parts ?? {})],
 
   match(c) {
     const parts: Statement[] = [];
@@ -101,5 +103,7 @@ export const string: SearchType<StringCondition, StringRow> = {
     same: (a, b) => a.exact === b.exact,
 
     copyText: (row) => `${copyText(row.norm)}\t${copyText(row.exact)}`,
+
+    searchValue: (row) => row.exact,
   },
 };

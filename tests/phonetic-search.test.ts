@@ -1,0 +1,126 @@
+import t from 'tap';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { load, testApp } from './helpers/app.ts';
+
+/**
+ * `phonetic` as users search: names heard on the phone or mistyped, through HTTP with default
+ * settings (no `_count`) and every `next` link, exact spellings first, then sound-alikes, then typos.
+ */
+const KEY = 'phonetic-test-key-0123456789';
+const headers = { 'SERVICE-API-KEY': KEY };
+
+const practitioner = (id: string, family: string, given: string, active = true) => ({
+  resourceType: 'Practitioner', id, active, meta: { lastUpdated: '2025-01-02T03:04:05Z' }, name: [{ family, given: [given] }],
+});
+const organization = (id: string, name: string) => ({ resourceType: 'Organization', id, active: true, meta: { lastUpdated: '2025-01-02T03:04:05Z' }, name });
+
+const people = [
+  ...Array.from({ length: 60 }, (_, i) => practitioner(`lefebvre-${i}`, 'Lefebvre', i % 2 ? 'Anne' : 'Paul')),
+  ...Array.from({ length: 40 }, (_, i) => practitioner(`lefevre-${i}`, 'Lefèvre', 'Hélène', i % 4 !== 0)),
+  practitioner('typo-lefebvres', 'Lefebvrez', 'Jean'),
+  practitioner('dupont', 'Dupont', 'Marie'),
+  practitioner('dumont', 'Dumont', 'Marie'),
+  practitioner('philippe', 'Durand', 'Philippe'),
+  practitioner('rousseau', 'Rousseau', 'Luc'),
+  practitioner('chevalier', 'Chevalier', 'Anne'),
+  practitioner('le-bihan', 'Le Bihan', 'Yann'),
+  practitioner('lebihan', 'Lebihan', 'Erwan'),
+  practitioner('da-silva', 'Da Silva', 'Joao'),
+  practitioner('dupont-martin', 'Dupont-Martin', 'Claire'),
+  ...Array.from({ length: 12 }, (_, i) => practitioner(`martin-${i}`, 'Martin', 'Louis')),
+  practitioner('martineau', 'Martineau', 'Louis'),
+  practitioner('marin', 'Marin', 'Louis'),
+  practitioner('morin', 'Morin', 'Louis'),
+];
+const organizations = [organization('chu-bellevue', 'CHU Hôpital Bellevue'), organization('clinique-pasteur', 'Clinique Pasteur'), organization('pharmacie', 'Pharmacie Centrale')];
+
+interface Bundle {
+  total?: number;
+  entry?: { resource: { id: string; name?: unknown }; search: { mode: string } }[];
+  link: { relation: string; url: string }[];
+}
+
+const dir = await mkdtemp(path.join(os.tmpdir(), 'phonetic-'));
+t.teardown(() => rm(dir, { recursive: true, force: true }));
+await writeFile(path.join(dir, 'people.ndjson'), [...people, ...organizations].map((r) => JSON.stringify(r)).join('\n'));
+const { app, db } = await testApp(t, { env: { API_KEYS: KEY } });
+await load(db, [dir]);
+
+/** Every match of a search, in order, through every next link. */
+async function all(first: string, init: { method?: 'GET' | 'POST'; body?: string } = {}): Promise<{ ids: string[]; total?: number; pages: number }> {
+  const ids: string[] = [];
+  let total: number | undefined;
+  let pages = 0;
+  for (let url: string | undefined = first; url; pages++) {
+    const post = pages === 0 && init.method === 'POST';
+    const res = await app.inject({ method: post ? 'POST' : 'GET', url, headers: post ? { ...headers, 'content-type': 'application/x-www-form-urlencoded' } : headers, payload: post ? init.body : undefined });
+    if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
+    const b = res.json() as Bundle;
+    if (pages === 0) total = b.total;
+    ids.push(...(b.entry ?? []).filter((e) => e.search.mode === 'match').map((e) => e.resource.id));
+    url = b.link.find((l) => l.relation === 'next')?.url.replace('http://fhir.test', '');
+  }
+  return { ids, total, pages };
+}
+
+t.test('sound-alikes and typos of the names users mistype', async (t) => {
+  const cases: [string, string[]][] = [
+    ['dupond', ['dupont']],
+    ['filipe', ['philippe']],
+    ['rousso', ['rousseau']],
+    ['chevallier', ['chevalier']],
+    ['dupnot', ['dupont']],
+    ['le bihan', ['le-bihan', 'lebihan']],
+    ['lebihan', ['le-bihan', 'lebihan']],
+    ['le-bihan', ['le-bihan', 'lebihan']],
+    ['da silva', ['da-silva']],
+    ['dupont-martin', ['dupont-martin']],
+    ['dupont martin', ['dupont-martin']],
+  ];
+  for (const [value, expected] of cases) {
+    const { ids } = await all(`/fhir/v2/Practitioner?phonetic=${encodeURIComponent(value)}`);
+    for (const id of expected) t.ok(ids.includes(id), `phonetic=${value} finds ${id} (${ids.join(', ')})`);
+    t.notOk(ids.includes('dumont'), `phonetic=${value}: not Dumont`);
+  }
+});
+
+t.test('exact spellings first, then sound-alikes, then typos, each match once through every next link', async (t) => {
+  const { ids, total, pages } = await all('/fhir/v2/Practitioner?phonetic=lefebvre');
+  t.equal(new Set(ids).size, ids.length, 'no match twice');
+  t.ok(pages >= 3, `several pages of the default size (${pages})`);
+  t.equal(total, 101, 'the total counts every match');
+  t.same([...ids].sort(), [...people.filter((p) => /^(lefebvre|lefevre)-|typo-lefebvres/.test(p.id)).map((p) => p.id)].sort(), 'every Lefebvre, Lefèvre and Lefebvrez');
+  t.ok(ids.slice(0, 60).every((id) => id.startsWith('lefebvre-')), 'the 60 exact spellings come first');
+  t.ok(ids.slice(60, 100).every((id) => id.startsWith('lefevre-')), 'then the 40 sound-alikes');
+  t.equal(ids[100], 'typo-lefebvres', 'then the typo');
+  // A typo of "lefebvre" sounds like Lefebvre and Lefèvre; Lefebvrez is two letters away from it.
+  const typo = await all('/fhir/v2/Practitioner?phonetic=lefevbre');
+  t.same([...typo.ids].sort(), [...people.filter((p) => /^(lefebvre|lefevre)-/.test(p.id)).map((p) => p.id)].sort(), 'lefevbre: every Lefebvre and Lefèvre');
+});
+
+t.test('a common name stays bounded to its sound-alikes', async (t) => {
+  const { ids } = await all('/fhir/v2/Practitioner?phonetic=martin');
+  // Marin is one letter away from "martin"; Morin two, Martineau sounds and spells otherwise.
+  t.same(ids.filter((id) => !id.startsWith('martin-') && id !== 'dupont-martin'), ['marin'], 'the Martins, and Marin, the one typo, last');
+  t.equal(ids.filter((id) => id.startsWith('martin-')).length, 12);
+  t.equal(ids.at(-1), 'marin');
+});
+
+t.test('phonetic combines with other parameters, _sort, POST, and v1 Organization', async (t) => {
+  const active = await all('/fhir/v2/Practitioner?phonetic=lefevre&active=false');
+  t.same(active.ids.sort(), people.filter((p) => p.id.startsWith('lefevre-') && !p.active).map((p) => p.id).sort(), 'AND active=false');
+  const posted = await all('/fhir/v2/Practitioner/_search', { method: 'POST', body: 'phonetic=rousso' });
+  t.same(posted.ids, ['rousseau'], 'POST _search');
+  const sorted = await all('/fhir/v2/Practitioner?phonetic=lefebvre&_sort=-given');
+  const given = (id: string) => people.find((p) => p.id === id)!.name[0].given[0];
+  const order = sorted.ids.map(given);
+  t.same(order, [...order].sort((a, b) => b.localeCompare(a)), 'with _sort, the sort decides');
+  t.same((await all('/fhir/v1/Organization?phonetic=hopital')).ids, ['chu-bellevue'], 'v1 Organization by sound of its name');
+  t.same((await all('/fhir/v2/Organization?phonetic=klinik%20pastere')).ids, ['clinique-pasteur'], 'two words, each by sound');
+  const bad = await app.inject({ method: 'GET', url: '/fhir/v2/Practitioner?phonetic:exact=x', headers });
+  t.equal(bad.statusCode, 400, 'no modifier on phonetic');
+  const empty = await app.inject({ method: 'GET', url: '/fhir/v2/Practitioner?phonetic=--', headers });
+  t.equal(empty.statusCode, 400, 'a value without a letter');
+});
