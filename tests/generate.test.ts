@@ -383,8 +383,8 @@ t.test('gzip output decompresses to the plain output', async (t) => {
 });
 
 t.test('CLI arguments', async (t) => {
-  t.same(parseCli(['--scale', '0.01', '--out', 'x']), { scale: 0.01, out: 'x', seed: 1, gzip: false });
-  t.same(parseCli(['--scale', '1e-4', '--out', 'x', '--seed', '42', '--gzip']), { scale: 0.0001, out: 'x', seed: 42, gzip: true });
+  t.same(parseCli(['--scale', '0.01', '--out', 'x']), { format: 'ndjson', scale: 0.01, out: 'x', seed: 1, gzip: false });
+  t.same(parseCli(['--scale', '1e-4', '--out', 'x', '--seed', '42', '--gzip']), { format: 'ndjson', scale: 0.0001, out: 'x', seed: 42, gzip: true });
   t.equal(parseCli(['--help']), 'help');
   for (const bad of [
     ['--out', 'x'], ['--scale', '1'], ['--scale', 'abc', '--out', 'x'], ['--scale', '0', '--out', 'x'],

@@ -1,22 +1,44 @@
 // npm run generate -- --scale <s> --out <dir> [--seed <n>] [--gzip]
-// Writes Organization/Practitioner/PractitionerRole/Device/HealthcareService NDJSON files.
+// npm run generate -- --format open-data --scale <s> --out <dir> [--seed <n>] [--zip] [--day <d>] [--change-rate <r>] [--form52]
+// Writes Organization/Practitioner/PractitionerRole/Device/HealthcareService NDJSON files, or the
+// open-data extracts (PS_LibreAcces) of the same kind of synthetic directory.
 
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { formatSummary, generate, MAX_SCALE } from '../generate/index.ts';
+import { formatBytes, formatSummary, generate, MAX_SCALE } from '../generate/index.ts';
+import { generateOpenData } from '../generate/open-data-files.ts';
+import { DEFAULT_CHANGE_RATE, MAX_OPEN_DATA_SCALE } from '../generate/open-data.ts';
 
-const USAGE = `Usage: npm run generate -- --scale <s> --out <dir> [--seed <n>] [--gzip]
+const USAGE = `Usage: npm run generate -- [--format ndjson|open-data] --scale <s> --out <dir> [options]
 
-  --scale <s>   size relative to the national directory (1 = 1.8 M practitioners); 0 < s <= ${MAX_SCALE}
-  --out <dir>   output directory (created if missing; existing files are overwritten)
-  --seed <n>    integer seed, 0..4294967295 (default 1); same scale + seed => identical files
-  --gzip        write .ndjson.gz instead of .ndjson
-  -h, --help    show this help`;
+  --format <f>       ndjson (default): FHIR resources; open-data: the PS_LibreAcces extracts
+  --scale <s>        size relative to the national directory; 0 < s <= ${MAX_SCALE} (ndjson: 1 = 1.8 M practitioners),
+                     0 < s <= ${MAX_OPEN_DATA_SCALE} (open-data: 1 = 1 M persons, 1.1 M activity lines)
+  --out <dir>        output directory (created if missing; existing files are overwritten)
+  --seed <n>         integer seed, 0..4294967295 (default 1); same options + seed => identical files
+  -h, --help         show this help
 
-export type CliOptions = { scale: number; out: string; seed: number; gzip: boolean };
+ndjson:
+  --gzip             write .ndjson.gz instead of .ndjson
+
+open-data:
+  --zip              write one PS_LibreAcces_<stamp>.zip instead of three .txt files
+  --day <d>          the snapshot of day d (default 0): d days of changes after the first one
+  --change-rate <r>  per day, the share of activity lines that change, 0..1 (default ${DEFAULT_CHANGE_RATE})
+  --form52           Personne_activite in its older 52-column form`;
+
+export type CliOptions =
+  | { format: 'ndjson'; scale: number; out: string; seed: number; gzip: boolean }
+  | { format: 'open-data'; scale: number; out: string; seed: number; zip: boolean; day: number; changeRate: number; form52: boolean };
 
 export class UsageError extends Error {
   override name = 'UsageError';
+}
+
+function number(name: string, raw: string, ok: (n: number) => boolean, expected: string): number {
+  const n = Number(raw);
+  if (!/^\s*[0-9.eE+-]+\s*$/.test(raw) || !Number.isFinite(n) || !ok(n)) throw new UsageError(`--${name} must be ${expected} (got "${raw}")`);
+  return n;
 }
 
 export function parseCli(argv: string[]): CliOptions | 'help' {
@@ -27,10 +49,15 @@ export function parseCli(argv: string[]): CliOptions | 'help' {
       strict: true,
       allowPositionals: false,
       options: {
+        format: { type: 'string', default: 'ndjson' },
         scale: { type: 'string' },
         out: { type: 'string' },
         seed: { type: 'string' },
         gzip: { type: 'boolean', default: false },
+        zip: { type: 'boolean', default: false },
+        day: { type: 'string' },
+        'change-rate': { type: 'string' },
+        form52: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }));
@@ -38,12 +65,12 @@ export function parseCli(argv: string[]): CliOptions | 'help' {
     throw new UsageError((e as Error).message);
   }
   if (values.help) return 'help';
+  const format = values.format;
+  if (format !== 'ndjson' && format !== 'open-data') throw new UsageError(`--format must be ndjson or open-data (got "${format}")`);
   if (values.scale === undefined) throw new UsageError('--scale is required');
   if (values.out === undefined || values.out === '') throw new UsageError('--out is required');
-  const scale = Number(values.scale);
-  if (!/^\s*[0-9.eE+-]+\s*$/.test(values.scale) || !Number.isFinite(scale) || scale <= 0 || scale > MAX_SCALE) {
-    throw new UsageError(`--scale must be a number > 0 and <= ${MAX_SCALE} (got "${values.scale}")`);
-  }
+  const max = format === 'ndjson' ? MAX_SCALE : MAX_OPEN_DATA_SCALE;
+  const scale = number('scale', values.scale, (n) => n > 0 && n <= max, `a number > 0 and <= ${max}`);
   let seed = 1;
   if (values.seed !== undefined) {
     if (!/^\d+$/.test(values.seed) || Number(values.seed) > 0xffffffff) {
@@ -51,7 +78,17 @@ export function parseCli(argv: string[]): CliOptions | 'help' {
     }
     seed = Number(values.seed);
   }
-  return { scale, out: values.out, seed, gzip: values.gzip ?? false };
+  const out = values.out;
+  if (format === 'ndjson') {
+    for (const o of ['zip', 'form52'] as const) if (values[o]) throw new UsageError(`--${o} is an option of --format open-data`);
+    for (const o of ['day', 'change-rate'] as const) if (values[o] !== undefined) throw new UsageError(`--${o} is an option of --format open-data`);
+    return { format, scale, out, seed, gzip: values.gzip ?? false };
+  }
+  if (values.gzip) throw new UsageError('--gzip is an option of --format ndjson (open-data takes --zip)');
+  const day = values.day === undefined ? 0 : number('day', values.day, (n) => Number.isInteger(n) && n >= 0, 'an integer >= 0');
+  const changeRate = values['change-rate'] === undefined ? DEFAULT_CHANGE_RATE
+    : number('change-rate', values['change-rate'], (n) => n >= 0 && n <= 1, 'a number between 0 and 1');
+  return { format, scale, out, seed, zip: values.zip ?? false, day, changeRate, form52: values.form52 ?? false };
 }
 
 async function main(): Promise<void> {
@@ -69,14 +106,17 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const summary = await generate({
-    scale: options.scale,
-    seed: options.seed,
-    outDir: options.out,
-    gzip: options.gzip,
-    log: (line) => process.stderr.write(`${line}\n`),
-  });
-  process.stderr.write(`${formatSummary(summary)}\n`);
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  if (options.format === 'open-data') {
+    const started = performance.now();
+    const { scale, seed, out: outDir, zip, day, changeRate, form52 } = options;
+    const summary = await generateOpenData({ scale, seed, outDir, zip, day, changeRate, form52, log });
+    const bytes = summary.files.reduce((s, f) => s + f.bytes, 0);
+    log(`Generated open-data day ${summary.day} (${summary.stamp})${summary.zip ? ` in ${summary.zip}` : ''}: ${formatBytes(bytes)} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    return;
+  }
+  const summary = await generate({ scale: options.scale, seed: options.seed, outDir: options.out, gzip: options.gzip, log });
+  log(formatSummary(summary));
 }
 
 // Run only when executed directly, so tests can import parseCli.

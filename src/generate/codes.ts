@@ -99,6 +99,11 @@ for (const [key, sys] of Object.entries(ALL)) {
   index.set(key, new Map(sys.codes.map(([c, d]) => [c, d])));
 }
 
+/** The URL of a NOS terminology from its key: `https://mos.esante.gouv.fr/NOS/<key>/FHIR/<key with - for _>`. */
+export function nosUrl(key: string): string {
+  return `https://mos.esante.gouv.fr/NOS/${key}/FHIR/${key.replace(/_/g, '-')}`;
+}
+
 export function systemUrl(key: SystemKey): string {
   return ALL[key].url;
 }

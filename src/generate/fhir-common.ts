@@ -44,6 +44,7 @@ export const SYSTEM = {
   idnps: 'urn:oid:1.2.250.1.71.4.2.1',
   idnst: 'urn:oid:1.2.250.1.71.4.2.2',
   rpps: 'https://rpps.esante.gouv.fr',
+  adeli: 'https://adeli.esante.gouv.fr',
   finess: 'https://finess.esante.gouv.fr',
   sirene: 'https://sirene.fr',
   rppsRang: 'https://rppsrang.esante.gouv.fr',
@@ -61,21 +62,36 @@ export function officialIdentifier(typeCode: string, system: string, value: stri
 
 const META_HEAD = '{"versionId":"1","lastUpdated":"';
 const metaTail = Object.fromEntries(
-  Object.entries(PROFILES).map(([type, profiles]) => [
-    type,
-    `","source":"${SOURCE}","profile":${JSON.stringify(profiles)},"extension":[{"url":"${EXT.dataTrace}","extension":[{"url":"systeme-information","valueCode":"`,
-  ]),
+  Object.entries(PROFILES).map(([type, profiles]) => [type, `","source":"${SOURCE}","profile":${JSON.stringify(profiles)},"extension":[`]),
 ) as Record<ProfiledType, string>;
 
+export interface DataTrace {
+  url: string;
+  extension: ({ url: 'systeme-information'; valueCode: string } | { url: 'autorite-enregistrement'; valueCodeableConcept: { coding: { system: string; code: string }[] } })[];
+}
+
 /**
- * meta with the `as-ext-data-trace` extension: `systeme-information` (valueCode) and optionally
- * `autorite-enregistrement` (TRE_R60). The extension lives in meta.extension as in the live API.
+ * The `as-ext-data-trace` extension: `systeme-information` (valueCode) and optionally
+ * `autorite-enregistrement` (TRE_R60). It lives in meta.extension, as in the live API.
  */
+export function dataTrace(system: InformationSystem, authority: string | null): DataTrace {
+  const extension: DataTrace['extension'] = [{ url: 'systeme-information', valueCode: system }];
+  if (authority) extension.push({ url: 'autorite-enregistrement', valueCodeableConcept: { coding: [{ system: URL.r60, code: authority }] } });
+  return { url: EXT.dataTrace, extension };
+}
+
+/** JSON text of dataTrace(), cached: few (system, authority) pairs recur across millions of resources. */
+const dataTraceCache = new Map<string, string>();
+function dataTraceJson(system: InformationSystem, authority: string | null): string {
+  const key = `${system}|${authority ?? ''}`;
+  let v = dataTraceCache.get(key);
+  if (v === undefined) dataTraceCache.set(key, (v = JSON.stringify(dataTrace(system, authority))));
+  return v;
+}
+
+/** meta with versionId, lastUpdated, source, profiles and the data-trace extension. */
 export function meta(resourceType: ProfiledType, lastUpdated: string, system: InformationSystem, authority: string | null): string {
-  const auth = authority
-    ? `,{"url":"autorite-enregistrement","valueCodeableConcept":${conceptJson('TRE_R60-AutoriteEnregistrement', authority)}}`
-    : '';
-  return `${META_HEAD}${lastUpdated}${metaTail[resourceType]}${system}"}${auth}]}]}`;
+  return `${META_HEAD}${lastUpdated}${metaTail[resourceType]}${dataTraceJson(system, authority)}]}`;
 }
 
 export type MailboxType = 'PER' | 'CAB' | 'ORG' | 'APP';

@@ -111,7 +111,8 @@ function smartcard(type: string, number: string, startMs: number): string {
 
 const DEGREE_DE = codingJson('TRE_R14-TypeDiplome', 'DE');
 
-function drawSpecialty(rng: Rng, professionIndex: number, student: boolean): string | null {
+/** A TRE_R38 savoir-faire for a practitioner of this profession, or null (distributions in professions.ts). */
+export function drawSpecialty(rng: Rng, professionIndex: number, student: boolean): string | null {
   if (professionIndex === DOCTOR) return !student && rng.chance(DOCTOR_SPECIALTY_SHARE) ? DOCTOR_SPECIALTIES.sample(rng) : null;
   if (professionIndex === DENTIST) return rng.chance(DENTAL_SPECIALTY_SHARE) ? DENTAL_SPECIALTIES.sample(rng) : null;
   if (professionIndex === NURSE) return rng.chance(NURSE_SPECIALTY_SHARE) ? NURSE_SPECIALTIES.sample(rng) : null;
