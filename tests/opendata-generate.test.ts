@@ -9,7 +9,7 @@ import { OpenDataModel } from '../src/generate/open-data.ts';
 import { assertMappable, MapError, organizationOf, practitionerId, practitionerOf, roleOf } from '../src/opendata/map.ts';
 import type { ActivityRecord, DiplomaRecord, OpenDataRecord, SavoirFaireRecord } from '../src/opendata/read.ts';
 import { registry } from '../src/registry/index.ts';
-import { preparePutRows } from '../src/store/write.ts';
+import { prepareResource } from '../src/fhir/resource.ts';
 import { collect, tmpDir } from './helpers/open-data.ts';
 
 const SCALE = 0.002; // 2,000 persons, about 2,300 activity lines
@@ -117,7 +117,7 @@ t.test('every generated line maps to resources the write path takes', async (t) 
   const put = (resource: Record<string, unknown> | undefined) => {
     if (!resource) return;
     try {
-      const p = preparePutRows(registry, resource);
+      const p = prepareResource(registry, resource);
       ids[p.type as keyof typeof ids].add(p.id);
     } catch (e) {
       if (failures++ < 3) t.fail(`${resource.resourceType}/${resource.id}: ${(e as Error).message}`);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { registry, type ResourceType } from '../src/registry/index.ts';
-import { preparePutRows } from '../src/store/write.ts';
+import { prepareResource } from '../src/fhir/resource.ts';
 import {
   assertMappable, labelsOf, MapError, organizationId, organizationOf as mapOrganization, practitionerId, practitionerOf as mapPractitioner,
   roleId, roleOf as mapRole, type Person,
@@ -48,7 +48,7 @@ const identifierValues = (resource: Json) => (resource.identifier as Json[]).map
 
 /** The token and string index rows the registry extracts for one search parameter. */
 function rowsOf(resource: Json, code: string) {
-  const { rows, type } = preparePutRows(registry, resource);
+  const { rows, type } = prepareResource(registry, resource);
   const id = registry.byCode(type as ResourceType, code)!.id;
   return {
     tokens: rows.token.filter((r) => r.param === id).map((r) => `${r.system ?? ''}|${r.code}`),
@@ -264,7 +264,7 @@ t.test('every resource passes the write path and is found by the registry\'s par
   const resources = activities(rs).flatMap((a) => [practitionerOf({ activities: [a], savoirFaire: [], diplomas: [] }), organizationOf(a), roleOf(a)]);
   for (const r of resources) {
     if (r === undefined) continue;
-    const prepared = preparePutRows(registry, r, new Date('2026-11-27T00:00:00Z'));
+    const prepared = prepareResource(registry, r, new Date('2026-11-27T00:00:00Z'));
     t.equal(prepared.id, r.id);
     t.ok(rowsOf(r, 'data-information-system').tokens.includes('|RPPS'), `${r.resourceType}/${r.id} systeme-information`);
   }
