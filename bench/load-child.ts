@@ -116,7 +116,7 @@ async function parseOnly(files: string[]): Promise<LoadFigures & { workers: numb
         indexRows += r.indexRows;
       };
       for await (const c of ndjsonByteChunks(f)) {
-        const p = pool.bulk({ file: f, first: c.first, lines: c.lines, ridBase: rid, bytes: c.bytes }, c.owned);
+        const p = pool.bulk({ file: f, first: c.first, lines: c.lines, ridBase: rid, now: Date.now(), bytes: c.bytes }, c.owned);
         p.catch(() => {});
         queue.push(p);
         rid += c.lines;

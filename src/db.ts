@@ -7,6 +7,8 @@ import { pgSocket } from './db-socket.ts';
 import { startEmbedded, type EmbeddedHandle, type Profile } from './embedded.ts';
 import { pgTimestamp } from './fhir/date.ts';
 import { normalize } from './fhir/normalize.ts';
+import { countedKind } from './fhir/types/index.ts';
+import { registry } from './registry/index.ts';
 import { shippedTerminology } from './terminology.ts';
 
 export type Sql = postgres.Sql<{}>;
@@ -315,8 +317,26 @@ export async function migrate(sql: Sql, dir = SQL_DIR): Promise<{ applied: numbe
       applied.push(m.version);
     }
     if (latest >= 11) await storeTerminology(tx);
+    if (latest >= 12) await storeCountedParams(tx);
   });
   return { applied };
+}
+
+/**
+ * The parameters whose values the write path counts (value_count, sql/012), from the registry:
+ * when they differ from the stored ones, the counts are computed again from the index tables.
+ */
+async function storeCountedParams(tx: postgres.TransactionSql<{}>): Promise<void> {
+  const want = registry.all.flatMap((p) => {
+    const kind = countedKind(p);
+    return kind ? [{ param: p.id, kind }] : [];
+  });
+  const have = await tx<{ param: number; kind: string }[]>`select param, kind from counted_param`;
+  const key = (list: { param: number; kind: string }[]) => list.map((c) => `${c.param}:${c.kind}`).sort().join(',');
+  if (key(have) === key(want)) return;
+  await tx`delete from counted_param`;
+  await tx`insert into counted_param (param, kind) select * from unnest(${want.map((c) => c.param)}::int[], ${want.map((c) => c.kind)}::text[])`;
+  await tx`select rebuild_value_counts()`;
 }
 
 /**

@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db.ts';
 import { registry } from '../registry/index.ts';
 import { TokenSystems } from '../store/token-systems.ts';
-import { analyzeChanged } from '../store/write.ts';
+import { finishWrites } from '../store/write.ts';
 import { SyncError, UpstreamClient } from '../sync/client.ts';
 import { mirrorType, type TypeSummary } from '../sync/mirror.ts';
 import { prunePlan, type PruneSummary } from '../sync/prune.ts';
@@ -168,7 +168,7 @@ async function main(): Promise<number> {
       }
     }
     // As after a load: a first copy leaves millions of rows the planner has no statistics for.
-    await analyzeChanged(db.sql, results.reduce((a, r) => a + r.inserted + r.updated + r.deleted, 0) + pruned.reduce((a, p) => a + p.deleted, 0));
+    await finishWrites(db.sql, results.reduce((a, r) => a + r.inserted + r.updated + r.deleted, 0) + pruned.reduce((a, p) => a + p.deleted, 0));
   } finally {
     clear();
     await db.close();

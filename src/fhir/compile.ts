@@ -134,6 +134,23 @@ export function pageQuery(hints: PlanHints, req: SearchRequest, afterRid: string
     order by r.rid`;
 }
 
+/**
+ * The total of a search read from the counts the write path keeps (value_count, sql/012): a search
+ * without conditions (its type's resources), or one condition with one value of a counted kind
+ * (src/fhir/types `counts`). undefined: it must be counted.
+ */
+export function countedQuery(hints: PlanHints, req: SearchRequest): Statement | undefined {
+  const sum = (param: number, where: Statement) => stmt`select coalesce(sum(v.n), 0)::bigint as count from value_count v where v.param = ${param} and ${where}`;
+  if (req.conditions.length === 0) return sum(0, stmt`v.key = ${`t:${req.type}`}`);
+  const [c] = req.conditions;
+  if (req.conditions.length > 1 || (c.kind !== 'token' && c.kind !== 'string' && c.kind !== 'date')) return undefined;
+  const counts = searchType(c.param).counts;
+  if (!counts?.counted(c.param)) return undefined;
+  const keys = counts.total(c, hints);
+  if (!keys) return undefined;
+  return sum(c.param.id, 'keys' in keys ? stmt`v.key = any(${keys.keys}::text[])` : stmt`v.key >= ${keys.from} and v.key < ${keys.to}`);
+}
+
 export function countQuery(hints: PlanHints, req: SearchRequest): Statement {
   return stmt`select count(*) as count from (${matchKeys(hints, req, undefined)}) m`;
 }

@@ -22,6 +22,8 @@ export interface BulkChunkRequest {
   /** lines in `bytes`. */
   lines: number;
   ridBase: number;
+  /** the load's start (ms): meta.lastUpdated of a resource without one, the same in every chunk. */
+  now: number;
   bytes: Uint8Array;
 }
 
@@ -58,10 +60,13 @@ export interface BulkChunkResult {
   unknownSystems: string[];
   /** the chunk's distinct code labels, (system or '', code, label) triples, flat. */
   labels: string[];
+  /** the chunk's resources counted per value (CopyEncoder.counts: token systems as marks of `unknownSystems` or ids). */
+  counts: Map<string, number>;
   error?: undefined;
 }
 
-export function bulkChunk(registry: Registry, systems: ReadonlyMap<string, number>, m: BulkChunkRequest, now = new Date()): BulkChunkResult {
+export function bulkChunk(registry: Registry, systems: ReadonlyMap<string, number>, m: BulkChunkRequest): BulkChunkResult {
+  const now = new Date(m.now);
   const bytes = Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength);
   const enc = new CopyEncoder(systems);
   const copied: number[] = [];
@@ -103,5 +108,6 @@ export function bulkChunk(registry: Registry, systems: ReadonlyMap<string, numbe
     others,
     unknownSystems: enc.unknown,
     labels: enc.labels,
+    counts: enc.counts,
   };
 }

@@ -6,7 +6,7 @@ import { addCounts, emptyCounts, loaderTx, storeLabels, writeBatch, type WriteCo
 import { TokenSystems } from '../store/token-systems.ts';
 import { BulkCopies, BulkIncomplete, endBulk, failBulk, rebuildIndexes, rowsCommitted, startBulk } from './bulk.ts';
 import { bulkChunk, type BulkChunkResult, type ChunkOther } from './bulk-chunk.ts';
-import { COPY_BINARY, COPY_TABLES, CopyEncoder, resolveSystemMarks } from '../store/copy-encode.ts';
+import { COPY_BINARY, COPY_TABLES, CopyEncoder, countKeys, countLines, resolveSystemMarks } from '../store/copy-encode.ts';
 import { binaryRowsWithout } from '../store/pg-binary.ts';
 import { KeySet, keyHashes } from './key-set.ts';
 import type { ParsePool } from './parallel.ts';
@@ -73,6 +73,15 @@ export async function bulkLoad(
     const seen = new KeySet();
     const systems = new TokenSystems();
     const known = new Map<string, number>();
+    /** the resources counted per value (value_count), written with the rows. */
+    const valueCounts = new Map<string, number>();
+    const now = new Date();
+    const addCounts_ = (from: ReadonlyMap<string, number>, unknown: readonly string[], sign = 1) => {
+      for (const [k, n] of from) {
+        const key = resolveSystemMarks(k, unknown, (uri) => systems.id(uri));
+        valueCounts.set(key, (valueCounts.get(key) ?? 0) + sign * n);
+      }
+    };
     /** the loaded codes' distinct labels, (system or '', code, label) triples, flat: stored once the rows are. */
     const labels: string[] = [];
     const labelled = new Set<string>();
@@ -144,6 +153,7 @@ export async function bulkLoad(
       }
       entries += r.resources + r.others.length;
       if (strictFailed) return;
+      addCounts_(r.counts, r.unknownSystems);
       await copies!.write(tables);
       counts.inserted += resources;
       counts.indexRows += indexRows;
@@ -158,7 +168,7 @@ export async function bulkLoad(
         for await (const chunk of ndjsonByteChunks(file, onBytes)) {
           const ridBase = nextRid;
           nextRid += chunk.lines;
-          const req = { file, first: chunk.first, lines: chunk.lines, ridBase, bytes: chunk.bytes };
+          const req = { file, first: chunk.first, lines: chunk.lines, ridBase, now: now.getTime(), bytes: chunk.bytes };
           if (!pool) {
             await apply(bulkChunk(registry, known, { ...req, kind: 'bulk', id: 0 }), file, chunk.first, ridBase);
           } else {
@@ -180,7 +190,7 @@ export async function bulkLoad(
           entries++;
           if (raw.kind === 'resource') {
             try {
-              const p = prepareResource(registry, raw.value);
+              const p = prepareResource(registry, raw.value, now);
               const [h1, h2] = keyHashes(`${p.type}/${p.id}`);
               if (seen.add(h1, h2)) {
                 if (p.rows.token.some((t) => t.system !== null && !known.has(t.system))) {
@@ -206,6 +216,7 @@ export async function bulkLoad(
         }
         if (!strictFailed && enc.resources) {
           learn(enc.labels);
+          addCounts_(enc.counts, enc.unknown);
           await copies.write(enc.take());
           counts.inserted += enc.resources;
           counts.indexRows += enc.indexRows;
@@ -220,6 +231,18 @@ export async function bulkLoad(
       return { ...emptyCounts(), rejected, rejectedFiles: files.length, indexMs: 0 };
     }
     await sql`select setval(pg_get_serial_sequence('resource', 'rid'), greatest(${nextRid - 1}, ${first}::bigint))`;
+    // Ids that came again were counted by their chunk but left out of the COPY: not counted here,
+    // the upsert that writes them after the load counts them (sql/012's triggers).
+    const texts = await laterLines(later);
+    for (const { file, line } of later.filter((l): l is Extract<Later, { file: string }> => 'file' in l)) {
+      const { line: text, utf8 } = texts.get(`${file}:${line}`)!;
+      for (const raw of lineEntries(file, line, text, utf8)) {
+        if (raw.kind !== 'resource') continue;
+        const p = prepareResource(registry, raw.value, now, raw.text);
+        addCounts_(countKeysMap(countKeys(p.type, p.rows, (uri) => String(systems.id(uri)))), [], -1);
+      }
+    }
+    await copies.write([...COPY_TABLES.map(() => new Uint8Array(0)), utf8.encode(countLines(valueCounts))]);
     await copies.commit();
     committed = true;
     await rowsCommitted(sql);
@@ -227,7 +250,7 @@ export async function bulkLoad(
     const t0 = Date.now();
     await rebuildIndexes(sql, opts.onIndex);
     const indexMs = Date.now() - t0;
-    const more = await writeLater(sql, registry, systems, later, opts.batchSize ?? 1000);
+    const more = await writeLater(sql, registry, systems, later, texts, opts.batchSize ?? 1000);
     await endBulk(sql, session);
     return { ...addCounts(counts, more), rejected, rejectedFiles: 0, indexMs };
   } catch (err) {
@@ -237,14 +260,8 @@ export async function bulkLoad(
   }
 }
 
-/**
- * The entries of a bulk load that are written by upsert once its rows and indexes are in: in input
- * order, in batches (the last entry of an id in a batch wins, as in an incremental load). Lines of
- * ids that came again are read again from their files (their bytes went to a worker).
- */
-async function writeLater(sql: Sql, registry: Registry, systems: TokenSystems, later: Later[], batchSize: number): Promise<WriteCounts> {
-  let counts = emptyCounts();
-  if (later.length === 0) return counts;
+/** The text of the lines of ids that came again, read again from their files (their bytes went to a worker). */
+async function laterLines(later: Later[]): Promise<Map<string, { line: string; utf8: boolean }>> {
   const wanted = new Map<string, Set<number>>();
   for (const l of later) if ('file' in l) (wanted.get(l.file) ?? wanted.set(l.file, new Set()).get(l.file)!).add(l.line);
   const texts = new Map<string, { line: string; utf8: boolean }>();
@@ -253,6 +270,27 @@ async function writeLater(sql: Sql, registry: Registry, systems: TokenSystems, l
       for (const { n, line, utf8 } of byteLines(chunk.bytes, chunk.first, chunk.lines)) if (lines.has(n)) texts.set(`${file}:${n}`, { line, utf8 });
     }
   }
+  for (const l of later) if ('file' in l && !texts.has(`${l.file}:${l.line}`)) throw new Error(`${l.file}:${l.line}: the line changed while it was being loaded`);
+  return texts;
+}
+
+/** A set of keys as counts of one each. */
+const countKeysMap = (keys: Iterable<string>): Map<string, number> => new Map([...keys].map((k) => [k, 1]));
+
+/**
+ * The entries of a bulk load that are written by upsert once its rows and indexes are in: in input
+ * order, in batches (the last entry of an id in a batch wins, as in an incremental load); `texts`
+ * holds the lines of ids that came again (laterLines).
+ */
+async function writeLater(
+  sql: Sql,
+  registry: Registry,
+  systems: TokenSystems,
+  later: Later[],
+  texts: ReadonlyMap<string, { line: string; utf8: boolean }>,
+  batchSize: number,
+): Promise<WriteCounts> {
+  let counts = emptyCounts();
   let batch: WriteEntry[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
@@ -263,8 +301,7 @@ async function writeLater(sql: Sql, registry: Registry, systems: TokenSystems, l
   for (const l of later) {
     if ('entry' in l) batch.push(l.entry);
     else {
-      const text = texts.get(`${l.file}:${l.line}`);
-      if (text === undefined) throw new Error(`${l.file}:${l.line}: the line changed while it was being loaded`);
+      const text = texts.get(`${l.file}:${l.line}`)!;
       for (const raw of lineEntries(l.file, l.line, text.line, text.utf8)) {
         const p = prepare(registry, raw);
         if (!p.entry) throw new Error(`${p.where}: the line changed while it was being loaded (${clipReason(p.reason)})`);

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type postgres from 'postgres';
 import type { Sql } from '../db.ts';
-import { COPY_BINARY, COPY_COLUMNS, COPY_TABLES, type CopyTable } from '../store/copy-encode.ts';
+import { COPY_BINARY, COPY_COLUMNS, COPY_TABLES } from '../store/copy-encode.ts';
 import { BINARY_HEADER, BINARY_TRAILER } from '../store/pg-binary.ts';
 
 /**
@@ -60,6 +60,17 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
  */
 const INDEX_TABLES = COPY_TABLES.filter((t) => t !== 'resource');
 
+/**
+ * The tables a bulk load fills, each by a COPY of its own: the resources, their index rows, and the
+ * counts per value (value_count, sql/012), which the loader computes from the rows it copies; the
+ * triggers that keep those counts on every other write are off meanwhile.
+ */
+export const BULK_TABLES = [...COPY_TABLES, 'value_count'] as const;
+
+async function setCountTriggers(db: postgres.Sql | postgres.TransactionSql, on: boolean): Promise<void> {
+  for (const t of COPY_TABLES) await db.unsafe(`alter table ${t} ${on ? 'enable' : 'disable'} trigger user`);
+}
+
 /** The indexes and primary/unique constraints of the index tables. */
 async function indexDefinitions(db: postgres.Sql | postgres.TransactionSql): Promise<IndexDefinition[]> {
   const rows = await db<{ table: string; name: string; indexdef: string; contype: string | null; conname: string | null }[]>`
@@ -116,10 +127,11 @@ async function recover(sql: Sql): Promise<{ indexes: number; emptied: boolean }>
   if (!rows && pending === 0) return { indexes: 0, emptied: false };
   if (rows) {
     await sql.begin(async (tx) => {
-      await tx.unsafe(`truncate ${COPY_TABLES.join(', ')}`);
+      await tx.unsafe(`truncate ${BULK_TABLES.join(', ')}`);
       await tx`delete from bulk_state`;
     });
   }
+  await setCountTriggers(sql, true);
   const indexes = await rebuildIndexes(sql);
   await setAutovacuum(sql, true);
   return { indexes, emptied: rows };
@@ -164,6 +176,7 @@ export async function startBulk(sql: Sql): Promise<BulkSession> {
         await tx.unsafe(d.drop);
       }
       await setAutovacuum(tx, false);
+      await setCountTriggers(tx, false);
     });
   } catch (err) {
     await unlock(conn);
@@ -172,9 +185,12 @@ export async function startBulk(sql: Sql): Promise<BulkSession> {
   return { release: () => unlock(conn) };
 }
 
-/** The rows are all committed: an interruption from now on keeps them. */
+/** The rows (and their counts) are all committed: an interruption from now on keeps them; later writes count again. */
 export async function rowsCommitted(sql: Sql): Promise<void> {
-  await sql`delete from bulk_state`;
+  await sql.begin(async (tx) => {
+    await tx`delete from bulk_state`;
+    await setCountTriggers(tx, true);
+  });
 }
 
 /**
@@ -288,7 +304,7 @@ class CopySink {
 
   constructor(
     private readonly tx: postgres.TransactionSql,
-    readonly table: CopyTable,
+    readonly table: string,
   ) {}
 
   private async open(): Promise<Writable> {
@@ -333,7 +349,7 @@ function deferred<T>() {
   return { promise, resolve, reject };
 }
 
-/** The five COPY transactions of a bulk load (one connection each). */
+/** The COPY transactions of a bulk load, one per table of BULK_TABLES (one connection each). */
 export class BulkCopies {
   private constructor(
     private readonly sinks: CopySink[],
@@ -345,7 +361,7 @@ export class BulkCopies {
     const barrier = deferred<void>();
     const ready: Promise<CopySink>[] = [];
     const committed: Promise<void>[] = [];
-    for (const table of COPY_TABLES) {
+    for (const table of BULK_TABLES) {
       const sink = deferred<CopySink>();
       ready.push(sink.promise);
       const done = sql
@@ -375,7 +391,7 @@ export class BulkCopies {
     }
   }
 
-  /** Writes one chunk's text of every table (COPY_TABLES order), waiting while PostgreSQL catches up. */
+  /** Writes one chunk's data of the tables (BULK_TABLES order, as many as given), waiting while PostgreSQL catches up. */
   async write(tables: Uint8Array[]): Promise<void> {
     await Promise.all(tables.map((t, i) => this.sinks[i].write(t)));
   }

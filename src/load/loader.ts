@@ -2,21 +2,23 @@ import type { Sql } from '../db.ts';
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { registry as defaultRegistry, type Registry } from '../registry/index.ts';
-import { addCounts, analyzeChanged, emptyCounts, loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
+import { addCounts, finishWrites, emptyCounts, loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { TokenSystems } from '../store/token-systems.ts';
+import { BULK_TABLES } from './bulk.ts';
 import { bulkLoad } from './bulk-load.ts';
 import { clipReason } from './echo.ts';
 import { ParsePool, preparedEntries } from './parallel.ts';
 import { isNdjson } from './sources.ts';
 
 /**
- * Connections a load needs at most: a bulk load's lock (one reserved connection), its five COPY
- * transactions (src/load/bulk.ts) and the interning of token systems outside them (an incremental
- * load: three batch transactions and the interning). The loader CLI opens this many, or one more
- * than `--concurrency` batch transactions (`loaderConnections`): a smaller pool would wait for itself
- * forever (every connection held by a batch transaction that waits for one to intern a system).
+ * Connections a load needs at most: a bulk load's lock (one reserved connection), its COPY
+ * transactions (one per table, src/load/bulk.ts BULK_TABLES) and the interning of token systems
+ * outside them (an incremental load: three batch transactions and the interning). The loader CLI
+ * opens this many, or one more than `--concurrency` batch transactions (`loaderConnections`): a
+ * smaller pool would wait for itself forever (every connection held by a transaction that waits for
+ * one to intern a system).
  */
-export const LOADER_CONNECTIONS = 7;
+export const LOADER_CONNECTIONS = BULK_TABLES.length + 2;
 
 /** Batch transactions an incremental load writes at once unless told (LoadOptions.concurrency). */
 export const DEFAULT_CONCURRENCY = 3;
@@ -172,7 +174,7 @@ async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOpt
     }
     opts.onProgress?.({ entries, bytes });
   }
-  await analyzeChanged(sql, counts.inserted + counts.updated + counts.deleted);
+  await finishWrites(sql, counts.inserted + counts.updated + counts.deleted);
   return { ...counts, rejected, rejectedFiles, files: files.length, elapsedMs: Date.now() - t0, indexMs: 0 };
 }
 

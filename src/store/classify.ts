@@ -1,3 +1,4 @@
+import { countedQuery } from '../fhir/compile.ts';
 import type { Condition, SearchRequest } from '../fhir/search-request.ts';
 
 /**
@@ -8,7 +9,8 @@ import type { Condition, SearchRequest } from '../fhir/search-request.ts';
  *   possibly through a chain), no `_sort`: a handful of matches whatever the values. Never waits in
  *   a lane, never counted beside its page.
  * - `heavy`: may make PostgreSQL read thousands of rows — pages of more than 100, `:contains`,
- *   exact counts (`_total=accurate`, `_summary=count`, `_count=0`). A lane and a pool of its own, so
+ *   exact counts (`_total=accurate`, `_summary=count`, `_count=0`) but those the write path keeps
+ *   (src/fhir/compile.ts countedQuery). A lane and a pool of its own, so
  *   that a crowd of them is served in turn and never sits in front of the others.
  * - `page`: everything else. A lane of its own, so that PostgreSQL runs as many at once as it has
  *   cores and a lookup finds one.
@@ -23,7 +25,10 @@ export function classify(req: SearchRequest): SearchClass {
 function heavy(req: SearchRequest): boolean {
   const contains = (c: Condition): boolean =>
     (c.kind === 'string' && c.mode === 'contains') || ((c.kind === 'chain' || c.kind === 'has') && contains(c.inner));
-  return req.count > 100 || req.count === 0 || req.total === 'accurate' || req.summary === 'count' || req.conditions.some(contains);
+  const counts = req.count === 0 || req.total === 'accurate' || req.summary === 'count';
+  // Whether a total is kept does not depend on the plan: any system id will do.
+  if (counts && countedQuery({ systemId: () => 0 }, req) === undefined) return true;
+  return req.count > 100 || req.conditions.some(contains);
 }
 
 /**

@@ -1,6 +1,8 @@
 import type { IndexRows } from '../fhir/extract.ts';
 import type { PreparedResource } from '../fhir/resource.ts';
-import { INDEX_KINDS, INDEXED, type IndexKind } from '../fhir/types/index.ts';
+import { copyText } from '../fhir/types/copy.ts';
+import { countedKind, INDEX_KINDS, INDEXED, type IndexKind } from '../fhir/types/index.ts';
+import { registry } from '../registry/index.ts';
 import { pgMicrosOfInstant, pgMicrosOfMs } from './pg-binary.ts';
 
 /**
@@ -19,6 +21,7 @@ export const COPY_TABLES = ['resource', ...INDEX_TABLES] as const;
 export type CopyTable = (typeof COPY_TABLES)[number];
 export const COPY_COLUMNS: Readonly<Record<string, string>> = {
   resource: 'rid, type, id, version_id, last_updated, content',
+  value_count: 'param, key, n',
   ...Object.fromEntries(INDEX_KINDS.map((k) => [INDEXED[k].table.name, `rid, param, ${INDEXED[k].table.columns}`])),
 };
 
@@ -50,6 +53,38 @@ export function systemMark(pending: string[], uri: string): string {
   let i = pending.indexOf(uri);
   if (i < 0) i = pending.push(uri) - 1;
   return `\x02${i}\x02`;
+}
+
+/**
+ * The values a resource counts under (value_count, sql/012), each once: `param\tkey` for each
+ * distinct key of each counted parameter's rows, and its type under param 0. `system` gives a token
+ * system's key (its id, or a mark).
+ */
+export function countKeys(type: string, rows: IndexRows, system: (uri: string) => string): Set<string> {
+  const out = new Set<string>([`0\tt:${type}`]);
+  for (const kind of INDEX_KINDS) {
+    const counts = INDEXED[kind].counts as { keys(row: unknown, system: (uri: string) => string): string[] } | undefined;
+    if (!counts) continue;
+    for (const row of rows[kind] as { param: number }[]) {
+      if (!countedParams.has(row.param)) continue;
+      for (const key of counts.keys(row, system)) out.add(`${row.param}\t${key}`);
+    }
+  }
+  return out;
+}
+
+/** The parameters whose values are counted (sql/012 counted_param, stored from the same registry). */
+const countedParams = new Set(registry.all.filter((p) => countedKind(p) !== undefined).map((p) => p.id));
+
+/** Counts by `param\tkey` as value_count's COPY text. */
+export function countLines(counts: ReadonlyMap<string, number>): string {
+  let out = '';
+  for (const [k, n] of counts) {
+    if (n === 0) continue;
+    const tab = k.indexOf('\t');
+    out += `${k.slice(0, tab)}\t${copyText(k.slice(tab + 1))}\t${n}\n`;
+  }
+  return out;
 }
 
 /** COPY text with the marks of `pending` systems replaced by their interned ids. */
@@ -169,6 +204,8 @@ export class CopyEncoder {
   resources = 0;
   indexRows = 0;
   readonly unknown: string[] = [];
+  /** the resources counted per value (value_count, sql/012), by `param\tkey` (token systems as marks or ids). */
+  readonly counts = new Map<string, number>();
   /** the distinct labels of the resources' codes, as (system or '', code, label) triples, flat. */
   readonly labels: string[] = [];
   private readonly labelled = new Set<string>();
@@ -198,6 +235,7 @@ export class CopyEncoder {
       res.bytes(raw.bytes, raw.start, raw.end);
     } else res.textField(p.text, 1);
     this.addRows(rid, p.rows);
+    for (const key of countKeys(p.type, p.rows, this.system)) this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
     this.resources++;
   }
 

@@ -1,5 +1,5 @@
 import type { Pools, Sql } from '../db.ts';
-import { countQuery, includeQuery, pageQuery, RANK_PHASES, ranked, rankPhase, type RankPhase } from '../fhir/compile.ts';
+import { countedQuery, countQuery, includeQuery, pageQuery, RANK_PHASES, ranked, rankPhase, type RankPhase } from '../fhir/compile.ts';
 import type { CursorState } from '../fhir/cursor.ts';
 import { concatEntries, noEntries, renderedEntries, renderStatement, subsettedEntries, subsetting, type Bases, type Entries } from '../fhir/entries.ts';
 import { FhirError } from '../fhir/outcome.ts';
@@ -61,9 +61,12 @@ export class SearchRunner {
     const warnings = [...req.warnings];
     const hints = await this.planner.plan(db, req);
     if (req.count === 0 || req.summary === 'count') return { matches: noEntries, includes: noEntries, total: await countAll(db, hints, req), warnings };
-    // A first page's count runs beside the page, within its budget, on a pool of its own; a
-    // lookup's page nearly always holds its matches: it is counted after its page if not.
-    const counting = !state && req.total === undefined && classify(req) !== 'lookup' ? this.countFirstPage(pools.count, hints, req) : undefined;
+    // A first page's total is read beside the page when the write path keeps it (countedQuery);
+    // else counted beside the page, within its budget, on a pool of its own. A lookup's page
+    // nearly always holds its matches: it is counted after its page if not.
+    const counted = countedQuery(hints, req);
+    const counting = state || req.total !== undefined || classify(req) === 'lookup' ? undefined
+      : counted ? read(db, counted) : this.countFirstPage(pools.count, hints, req);
     counting?.catch(() => {});
     const keys = req.include.length > 0 || req.revinclude.length > 0;
     let page: Entries & { rank?: RankPhase };
@@ -164,10 +167,13 @@ function nextStart(req: SearchRequest, last: string): Pick<CursorState, 'after' 
   return { after: rest.at(-1)!, sort: { phase, keys: rest.slice(0, -1) } };
 }
 
-/** The number of matches, however long counting takes. */
+/** The number of matches: read when the write path keeps it, else counted however long it takes. */
 export async function countAll(db: Sql, hints: PlanHints, req: SearchRequest): Promise<number> {
-  return Number((await query<{ count: string }[]>(db, countQuery(hints, req)))[0].count);
+  return read(db, countedQuery(hints, req) ?? countQuery(hints, req));
 }
+
+/** A count statement's one number. */
+const read = async (db: Sql, statement: Statement): Promise<number> => Number((await query<{ count: string }[]>(db, statement))[0].count);
 
 /**
  * The number of matches, or undefined when it is not known within `budgetMs` of asking, waiting

@@ -263,13 +263,22 @@ export async function writeBatch(
 }
 
 /**
+ * What a writer does once it is done (a load, a sync, an import): the rows of each counted value
+ * folded into one (value_count, sql/012), and statistics for the tables it changed much.
+ */
+export async function finishWrites(sql: Sql, written = 0): Promise<void> {
+  await sql`select compact_value_counts()`;
+  await analyzeChanged(sql, written);
+}
+
+/**
  * Statistics for the tables a load (or a sync) changed much: the planner chooses every search's plan
  * from them, and autovacuum may take minutes to notice. A table never analyzed, analyzed empty, or
  * whose changes since its last analysis exceed a fifth of its rows, is analyzed now; so is every
  * table when `written`, the resources the caller wrote, exceeds a fifth of the resources (the
  * statistics views lag the last transactions by up to seconds).
  */
-export async function analyzeChanged(sql: Sql, written = 0): Promise<void> {
+async function analyzeChanged(sql: Sql, written: number): Promise<void> {
   const stale = await sql<{ name: string }[]>`
     select s.relname as name from pg_stat_user_tables s join pg_class c on c.oid = s.relid
     where s.relname = any(${COPY_TABLES as readonly string[]}::text[])

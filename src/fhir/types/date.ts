@@ -17,6 +17,12 @@ export interface DateRow {
 
 type DateCondition = Extract<Condition, { kind: 'date' }>;
 
+const DAY = 86_400_000;
+/** Days whose keys (YYYY-MM-DD) sort as they follow each other: years 1 to 9999. */
+const MIN_DAY = Date.parse('0001-01-01T00:00:00Z');
+const MAX_DAY = Date.parse('9999-12-31T00:00:00Z');
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
 const PREFIXES = ['eq', 'ne', 'gt', 'lt', 'ge', 'le', 'sa', 'eb', 'ap'] as const;
 
 /** `implied`: the prefix an alias stands for (`_since=T` is `_lastUpdated=geT`); the value then takes none. */
@@ -86,6 +92,22 @@ export const date: SearchType<DateCondition, DateRow> = {
   modifiers: () => [],
 
   match: (c) => stmt`(${join(c.values.map((v) => valueMatch(v, c.param.instant === true)), 'or')})`,
+
+  // An instant (one per resource) is counted per UTC day: a range of whole days is a sum of days.
+  counts: {
+    counted: (param) => param.instant === true,
+    keys: (row) => [`d:${day(row.low)}`],
+    total(c) {
+      if (c.values.length !== 1) return undefined;
+      const { prefix, low, high } = c.values[0];
+      const bound = (ms: number) => (ms % DAY === 0 && ms >= MIN_DAY && ms <= MAX_DAY ? `d:${day(ms)}` : undefined);
+      const [lo, hi] = { eq: [low, high], ge: [low, undefined], gt: [high, undefined], sa: [high, undefined], le: [undefined, high], lt: [undefined, low], eb: [undefined, low] }[prefix as 'eq'] ?? [];
+      if (lo === undefined && hi === undefined) return undefined;
+      const from = lo === undefined ? 'd:' : bound(lo);
+      const to = hi === undefined ? 'd;' : bound(hi);
+      return from && to ? { from, to } : undefined;
+    },
+  },
 
   rows: (c, hints) => stmt`select d.rid from date_idx d where d.param = ${c.param.id} and ${date.match(c, hints)!}`,
 

@@ -23,6 +23,12 @@ export function indexKind(param: BoundParam): IndexKind | undefined {
   return param.phonetic ? 'phonetic' : param.type;
 }
 
+/** The index table whose rows count a parameter's values (value_count, sql/012); undefined: not counted. */
+export function countedKind(param: BoundParam): IndexKind | undefined {
+  const kind = indexKind(param);
+  return kind && (INDEXED[kind].counts as { counted(p: BoundParam): boolean } | undefined)?.counted(param) ? kind : undefined;
+}
+
 /** The module of a parameter: its index table's, or the column it is read from. */
 export function searchType(param: BoundParam): SearchType {
   const kind = indexKind(param);

@@ -39,6 +39,16 @@ export interface SearchType<C extends Condition = Condition, Row = unknown> {
   match(c: C, hints: PlanHints): Statement | undefined;
   /** The rids of the resources of `type` that a positive condition selects (a rid may repeat). */
   rows(c: C, hints: PlanHints, type: ResourceType): Statement;
+  /**
+   * Resources counted per value (value_count, sql/012): whether a parameter's values are counted,
+   * the keys a row counts under (`system`: a token system's key, its id or a mark) — the same as
+   * the SQL of sql/012 — and the keys whose counts add up to a one-condition search's total.
+   */
+  counts?: {
+    counted(param: BoundParam): boolean;
+    keys(row: Row, system: (uri: string) => string): string[];
+    total(c: C, hints: PlanHints): CountedKeys | undefined;
+  };
   /** An index table's type: how element values become its rows (a column's type has none). */
   rowsOf?: {
     /** The index rows of one element value (emit each), or `fail` when it has the wrong shape. */
@@ -51,6 +61,9 @@ export interface SearchType<C extends Condition = Condition, Row = unknown> {
     searchValue(row: Row): string;
   };
 }
+
+/** The counts a total adds up: those of `keys`, or of every key in [from, to). */
+export type CountedKeys = { keys: string[] } | { from: string; to: string };
 
 export const describe = (v: unknown) => (Array.isArray(v) ? 'an array' : v === null ? 'null' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

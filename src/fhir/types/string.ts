@@ -20,6 +20,9 @@ export interface StringRow {
 
 type StringCondition = Extract<Condition, { kind: 'string' }>;
 
+/** Prefixes counted per value (sql/012 string_count_keys): a value's first 1, 2 and 3 characters. */
+const COUNTED_PREFIX = 3;
+
 export const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
@@ -82,6 +85,21 @@ export const string: SearchType<StringCondition, StringRow> = {
       }
     }
     return parts.length === 1 ? parts[0] : stmt`(${join(parts, 'or')})`;
+  },
+
+  counts: {
+    counted: () => true,
+    keys: (row) => {
+      const chars = Array.from(row.norm);
+      return chars.slice(0, COUNTED_PREFIX).map((_, i) => `p:${chars.slice(0, i + 1).join('')}`);
+    },
+    // The broad prefixes (a letter to three, a department) are read; longer ones are counted.
+    total(c) {
+      if (c.mode !== 'prefix' || c.values.length !== 1) return undefined;
+      const norm = normalize(c.values[0]);
+      const n = Array.from(norm).length;
+      return n >= 1 && n <= COUNTED_PREFIX ? { keys: [`p:${norm}`] } : undefined;
+    },
   },
 
   rows(c, hints) {

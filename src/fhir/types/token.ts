@@ -147,6 +147,22 @@ export const token: SearchType<TokenCondition, TokenRow> = {
 
   match: (c, hints) => conditionMatch(hints, c),
 
+  // Selective parameters (identifiers) are not counted: a page of their lookup holds its matches.
+  counts: {
+    counted: (param) => param.selective !== true && param.column === undefined,
+    keys: (row, system) => {
+      const sys = row.system === null ? '0' : system(row.system);
+      return [`c:${row.code}`, `s:${sys}:${row.code}`, `y:${sys}`];
+    },
+    total(c, hints) {
+      if (c.not || c.text || c.values.length !== 1) return undefined;
+      const [{ system, code }] = c.values;
+      const sys = system === undefined ? undefined : system === null ? 0 : (hints.systemId(system) ?? -1);
+      if (code === undefined) return { keys: [`y:${sys}`] };
+      return { keys: [sys === undefined ? `c:${code}` : `s:${sys}:${code}`] };
+    },
+  },
+
   rows: (c, hints) => stmt`select t.rid from token_idx t where t.param = ${c.param.id} and ${conditionMatch(hints, c)}`,
 
   rowsOf: {
