@@ -27,33 +27,15 @@ create function string_count_keys(norm text) returns text[] language sql immutab
 create function date_count_keys(low timestamptz) returns text[] language sql immutable parallel safe
   as $$ select array['d:' || to_char(low at time zone 'UTC', 'YYYY-MM-DD')] $$;
 
-create function count_token_rows() returns trigger language plpgsql as $$
+-- The triggers of the index tables: tg_argv[0] the kind of counted_param, tg_argv[1] the keys of a
+-- row `r` (the functions above).
+create function count_index_rows() returns trigger language plpgsql as $$
 begin
-  insert into value_count (param, key, n)
-  select k.param, k.key, (case when tg_op = 'INSERT' then 1 else -1 end) * count(distinct k.rid)
-  from (select r.rid, r.param, unnest(token_count_keys(r.sys, r.code)) as key
-        from changed r join counted_param c on c.param = r.param and c.kind = 'token') k
-  group by k.param, k.key;
-  return null;
-end $$;
-
-create function count_string_rows() returns trigger language plpgsql as $$
-begin
-  insert into value_count (param, key, n)
-  select k.param, k.key, (case when tg_op = 'INSERT' then 1 else -1 end) * count(distinct k.rid)
-  from (select r.rid, r.param, unnest(string_count_keys(r.norm)) as key
-        from changed r join counted_param c on c.param = r.param and c.kind = 'string') k
-  group by k.param, k.key;
-  return null;
-end $$;
-
-create function count_date_rows() returns trigger language plpgsql as $$
-begin
-  insert into value_count (param, key, n)
-  select k.param, k.key, (case when tg_op = 'INSERT' then 1 else -1 end) * count(distinct k.rid)
-  from (select r.rid, r.param, unnest(date_count_keys(r.low)) as key
-        from changed r join counted_param c on c.param = r.param and c.kind = 'date') k
-  group by k.param, k.key;
+  execute format($q$
+    insert into value_count (param, key, n)
+    select k.param, k.key, %s * count(distinct k.rid)
+    from (select r.rid, r.param, unnest(%s) as key from changed r join counted_param c on c.param = r.param and c.kind = %L) k
+    group by k.param, k.key$q$, case when tg_op = 'INSERT' then 1 else -1 end, tg_argv[1], tg_argv[0]);
   return null;
 end $$;
 
@@ -64,12 +46,18 @@ begin
   return null;
 end $$;
 
-create trigger token_idx_count_insert after insert on token_idx referencing new table as changed for each statement execute function count_token_rows();
-create trigger token_idx_count_delete after delete on token_idx referencing old table as changed for each statement execute function count_token_rows();
-create trigger string_idx_count_insert after insert on string_idx referencing new table as changed for each statement execute function count_string_rows();
-create trigger string_idx_count_delete after delete on string_idx referencing old table as changed for each statement execute function count_string_rows();
-create trigger date_idx_count_insert after insert on date_idx referencing new table as changed for each statement execute function count_date_rows();
-create trigger date_idx_count_delete after delete on date_idx referencing old table as changed for each statement execute function count_date_rows();
+create trigger token_idx_count_insert after insert on token_idx referencing new table as changed
+  for each statement execute function count_index_rows('token', 'token_count_keys(r.sys, r.code)');
+create trigger token_idx_count_delete after delete on token_idx referencing old table as changed
+  for each statement execute function count_index_rows('token', 'token_count_keys(r.sys, r.code)');
+create trigger string_idx_count_insert after insert on string_idx referencing new table as changed
+  for each statement execute function count_index_rows('string', 'string_count_keys(r.norm)');
+create trigger string_idx_count_delete after delete on string_idx referencing old table as changed
+  for each statement execute function count_index_rows('string', 'string_count_keys(r.norm)');
+create trigger date_idx_count_insert after insert on date_idx referencing new table as changed
+  for each statement execute function count_index_rows('date', 'date_count_keys(r.low)');
+create trigger date_idx_count_delete after delete on date_idx referencing old table as changed
+  for each statement execute function count_index_rows('date', 'date_count_keys(r.low)');
 create trigger resource_count_insert after insert on resource referencing new table as changed for each statement execute function count_resources();
 create trigger resource_count_delete after delete on resource referencing old table as changed for each statement execute function count_resources();
 
