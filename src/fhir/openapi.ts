@@ -35,7 +35,7 @@ export const ERROR_STATUSES = {
 } as const;
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'A bad value, modifier or cursor; too many parameters or values; an unknown parameter under Prefer: handling=strict. The issue names the parameter.',
+  400: 'A bad value, modifier, cursor or percent-encoding; too many parameters or values; an unknown parameter under Prefer: handling=strict. The issue names the parameter.',
   401: 'No API key, or a key that is unknown or revoked (SERVICE-API-KEY header).',
   404: 'No resource of this type with this id.',
   405: 'POST [type] without a form body: the server is read-only.',

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import { searchBundle } from '../fhir/bundle.ts';
 import { capabilityStatement } from '../fhir/capability.ts';
 import { FhirError, notFound } from '../fhir/outcome.ts';
+import { queryPairs } from '../fhir/form-encoding.ts';
 import { parseSearch } from '../fhir/parse.ts';
 import type { Config } from '../config.ts';
 import type { Executor } from '../store/executor.ts';
@@ -44,7 +45,7 @@ function typeOf(version: Version, type: string): ResourceType {
  * Content negotiation: JSON only. `_format` (json, application/json, application/fhir+json) wins
  * over Accept; anything that asks for another format is a 406.
  */
-function checkFormat(req: FastifyRequest, pairs: [string, string][] = queryPairs(req)): void {
+function checkFormat(req: FastifyRequest, pairs: [string, string][] = queryPairs(req.url)): void {
   const formats = pairs.filter(([k]) => k === '_format').map(([, v]) => v);
   if (formats.length) {
     for (const f of formats) {
@@ -72,19 +73,13 @@ function versionHeaders(reply: FastifyReply, version: Version, root: string, typ
   }
 }
 
-/** Query string pairs in order, duplicates kept (never a framework's object-shaped req.query). */
-function queryPairs(req: FastifyRequest): [string, string][] {
-  const q = req.url.indexOf('?');
-  return q < 0 ? [] : [...new URLSearchParams(req.url.slice(q + 1))];
-}
-
 const isForm = (req: FastifyRequest) => (req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
 
 export async function fhirRoutes(app: FastifyInstance, deps: FhirRoutesDeps): Promise<void> {
   const search = async (req: FastifyRequest<{ Params: { version: string; type: string } }>, reply: FastifyReply, body: [string, string][]) => {
     const version = versionOf(req.params.version);
     const type = typeOf(version, req.params.type);
-    const query = queryPairs(req);
+    const query = queryPairs(req.url);
     checkFormat(req, query);
     const root = rootUrl(deps, req);
     const pairs = body.length ? [...query, ...body] : query;
@@ -132,7 +127,7 @@ export async function fhirRoutes(app: FastifyInstance, deps: FhirRoutesDeps): Pr
     if (req.body !== undefined && req.body !== null && !isForm(req)) {
       throw new FhirError(415, 'not-supported', `Content-Type ${req.headers['content-type']} is not accepted here: a search body is application/x-www-form-urlencoded`);
     }
-    const body = req.body instanceof URLSearchParams ? [...req.body] : [];
+    const body = Array.isArray(req.body) ? (req.body as [string, string][]) : [];
     return search(req, reply, body);
   };
   app.post<{ Params: { version: string; type: string } }>('/fhir/:version/:type/_search', postSearch);

@@ -1,0 +1,44 @@
+/**
+ * What a newcomer meets in the first minutes, over a real socket with the bytes curl sends and the
+ * default settings: broken percent-encoding (in the query string and in a POST _search body).
+ */
+import path from 'node:path';
+import t from 'tap';
+import { FIXTURES, load, testApp } from './helpers/app.ts';
+import { parseRaw, rawRequest } from './helpers/raw-http.ts';
+import { API_KEY, matchIds } from './helpers/search.ts';
+
+const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
+await load(db, [path.join(FIXTURES, 'directory')]);
+await app.listen({ port: 0, host: '127.0.0.1' });
+const port = (app.server.address() as { port: number }).port;
+
+/** A request as curl writes it: the target's bytes as given (raw UTF-8 included), the key, a form body. */
+async function curl(target: string, body?: string, extra = '') {
+  const head = `${body === undefined ? 'GET' : 'POST'} ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUser-Agent: curl/8.5.0\r\nAccept: */*\r\nSERVICE-API-KEY: ${API_KEY}\r\n${extra}`;
+  const bytes = body === undefined
+    ? Buffer.from(`${head}Connection: close\r\n\r\n`, 'utf8')
+    : Buffer.from(`${head}Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, 'utf8');
+  const res = parseRaw(await rawRequest(port, bytes));
+  return { ...res, json: () => JSON.parse(res.body) };
+}
+const issueOf = (res: { json(): { resourceType: string; issue: { code: string; diagnostics: string; expression?: string[] }[] } }) => {
+  const o = res.json();
+  if (o.resourceType !== 'OperationOutcome') throw new Error(`not an OperationOutcome: ${JSON.stringify(o).slice(0, 200)}`);
+  return o.issue[0];
+};
+t.test('broken percent-encoding is a 400 naming the parameter, in the URL and in a form body', async (t) => {
+  for (const [bad, name] of [['name=%E0%A4%A', 'name'], ['name=%C3%28', 'name'], ['family=100%', 'family'], ['given=%zz', 'given'], ['fa%C3mily=x', 'fa%C3mily']]) {
+    for (const [how, res] of [['GET', await curl(`/fhir/v2/Practitioner?active=true&${bad}`)], ['POST', await curl('/fhir/v2/Practitioner/_search?active=true', bad)]] as const) {
+      t.equal(res.status, 400, `${how} ${bad}`);
+      const issue = issueOf(res);
+      t.same({ code: issue.code, expression: issue.expression }, { code: 'invalid', expression: [name] }, `${how} ${bad}: names ${name}`);
+      t.match(issue.diagnostics, /not valid percent-encoding/);
+    }
+  }
+  const ok = await curl('/fhir/v2/Practitioner?given=h%C3%A9l%C3%A8ne&family=lef%C3%A8vre');
+  t.equal(ok.status, 200, 'well-formed encoding');
+  t.same(matchIds(ok.json()), ['pra-helene-lefevre']);
+  const plus = await curl('/fhir/v2/Practitioner?family=le+gall');
+  t.same(matchIds(plus.json()), ['pra-marie-le-gall', 'pra-yann-le-gall'], '+ is a space');
+});
