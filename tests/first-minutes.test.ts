@@ -1,12 +1,13 @@
 /**
  * What a newcomer meets in the first minutes, over a real socket with the bytes curl sends and the
- * default settings: broken percent-encoding (in the query string and in a POST _search body).
+ * default settings: misspelt or unsupported parameters, broken percent-encoding (in the query
+ * string and in a POST _search body).
  */
 import path from 'node:path';
 import t from 'tap';
 import { FIXTURES, load, testApp } from './helpers/app.ts';
 import { parseRaw, rawRequest } from './helpers/raw-http.ts';
-import { API_KEY, matchIds } from './helpers/search.ts';
+import { API_KEY, matchIds, type Bundle } from './helpers/search.ts';
 
 const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
 await load(db, [path.join(FIXTURES, 'directory')]);
@@ -27,6 +28,36 @@ const issueOf = (res: { json(): { resourceType: string; issue: { code: string; d
   if (o.resourceType !== 'OperationOutcome') throw new Error(`not an OperationOutcome: ${JSON.stringify(o).slice(0, 200)}`);
   return o.issue[0];
 };
+/** The diagnostics of the warning entry of a searchset (search.mode = outcome). */
+const warningsOf = (b: Bundle) =>
+  (b.entry ?? []).filter((e) => e.search.mode === 'outcome').flatMap((e) => (e.resource.issue as { severity: string; diagnostics: string }[]).map((i) => `${i.severity}: ${i.diagnostics}`));
+
+const LEFEVRE = ['pra-helene-lefevre', 'pra-jean-lefevre'];
+
+t.test('ignored parameters are named in a warning entry; 400 under handling=strict', async (t) => {
+  const cases: [string, string[], string, string][] = [
+    ['Practitioner?familly=martin', [], 'familly', 'familly is not a search parameter of Practitioner (did you mean family?); ignored'],
+    ['PractitionerRole?practitioner.foo=1', [], 'practitioner.foo', 'practitioner.foo: foo is not a search parameter of Practitioner; ignored'],
+    ['Organization?_has:Foo:bar:baz=1', [], '_has:Foo:bar:baz', '_has:Foo:bar:baz: Foo is not a resource type of this server; ignored'],
+    ['Practitioner?family=lefevre&_containedType=contained', LEFEVRE, '_containedType', 'parameter _containedType is not supported; ignored'],
+    ['Practitioner?family=lefevre&_contained=true', LEFEVRE, '_contained', '_contained=true is not supported: contained resources are not searched; ignored'],
+  ];
+  for (const [query, matches, name, warning] of cases) {
+    const res = await curl(`/fhir/v2/${query}`);
+    t.equal(res.status, 200, query);
+    const b = res.json() as Bundle;
+    if (matches.length) t.same(matchIds(b), matches, `${query}: the other parameters apply`);
+    else t.ok((b.entry?.length ?? 0) > 1, `${query}: the whole directory, as before`);
+    t.same(warningsOf(b), [`warning: ${warning}`], `${query}: one warning naming it`);
+    t.notMatch(b.link.find((l) => l.relation === 'self')?.url ?? '', new RegExp(name.replace(/[.:]/g, '\\$&')), 'left out of self');
+    const strict = await curl(`/fhir/v2/${query}`, undefined, 'Prefer: handling=strict\r\n');
+    t.equal(strict.status, 400, `${query} under handling=strict`);
+    t.same({ code: issueOf(strict).code, expression: issueOf(strict).expression, diagnostics: issueOf(strict).diagnostics }, { code: 'not-supported', expression: [name], diagnostics: warning.replace(/; ignored$/, '') });
+  }
+  const clean = (await curl('/fhir/v2/Practitioner?family=lefevre')).json() as Bundle;
+  t.same(warningsOf(clean), [], 'no warning entry when everything applies');
+});
+
 t.test('broken percent-encoding is a 400 naming the parameter, in the URL and in a form body', async (t) => {
   for (const [bad, name] of [['name=%E0%A4%A', 'name'], ['name=%C3%28', 'name'], ['family=100%', 'family'], ['given=%zz', 'given'], ['fa%C3mily=x', 'fa%C3mily']]) {
     for (const [how, res] of [['GET', await curl(`/fhir/v2/Practitioner?active=true&${bad}`)], ['POST', await curl('/fhir/v2/Practitioner/_search?active=true', bad)]] as const) {

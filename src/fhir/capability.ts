@@ -105,7 +105,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
         : '') +
       'Search API over the French health directory: Practitioner, Organization and PractitionerRole (Device and HealthcareService only through _include/_revinclude). ' +
       'Every request but metadata needs the SERVICE-API-KEY header. Paging: keyset cursors in the next link; _count defaults to the server page size and larger values are clamped to its maximum. ' +
-      'Unknown parameters are ignored and left out of the self link unless Prefer: handling=strict is sent. Time zone of dates without one: UTC.',
+      'Unknown or unsupported parameters are ignored, left out of the self link and named in a warning entry (search.mode outcome) unless Prefer: handling=strict is sent. Time zone of dates without one: UTC.',
     kind: 'instance',
     ...(version === 'v2' ? { instantiates: ['http://hl7.org/fhir/uv/bulkdata/CapabilityStatement/bulk-data'] } : {}),
     software: { name: 'annuaire-fhir', version: softwareVersion },

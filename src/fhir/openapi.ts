@@ -85,7 +85,7 @@ function resultParameters(o: OpenApiOptions): Record<string, Json> {
       schema: { type: 'string', enum: ['true', 'text', 'data', 'count', 'false'] },
     },
     Prefer: {
-      name: 'Prefer', in: 'header', description: 'handling=strict: an unknown parameter or an unusable _sort key is a 400 instead of being ignored.',
+      name: 'Prefer', in: 'header', description: 'handling=strict: an unknown parameter or an unusable _sort key is a 400 instead of being ignored with a warning entry.',
       schema: { type: 'string', enum: ['handling=strict', 'handling=lenient'] },
     },
   };
