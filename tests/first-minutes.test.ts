@@ -1,7 +1,7 @@
 /**
  * What a newcomer meets in the first minutes, over a real socket with the bytes curl sends and the
- * default settings: misspelt or unsupported parameters, broken percent-encoding (in the query
- * string and in a POST _search body).
+ * default settings: accents typed into a URL, misspelt or unsupported parameters, broken
+ * percent-encoding (in the query string and in a POST _search body).
  */
 import path from 'node:path';
 import t from 'tap';
@@ -33,6 +33,33 @@ const warningsOf = (b: Bundle) =>
   (b.entry ?? []).filter((e) => e.search.mode === 'outcome').flatMap((e) => (e.resource.issue as { severity: string; diagnostics: string }[]).map((i) => `${i.severity}: ${i.diagnostics}`));
 
 const LEFEVRE = ['pra-helene-lefevre', 'pra-jean-lefevre'];
+
+t.test('an accent typed into the URL: a 400 that says how to send it, and each way it says works', async (t) => {
+  const res = await curl('/fhir/v2/Practitioner?active=true&family=lefèvre');
+  t.equal(res.status, 400);
+  t.match(res.headers['content-type'], /^application\/fhir\+json/);
+  t.equal(res.headers['x-content-type-options'], 'nosniff');
+  const issue = issueOf(res);
+  t.equal(issue.code, 'invalid');
+  t.same(issue.expression, ['family'], 'names the parameter');
+  t.match(issue.diagnostics, /percent-encode/);
+  t.match(issue.diagnostics, /%C3%A9/, 'shows how an accent is written');
+  t.match(issue.diagnostics, /curl -G --data-urlencode/);
+  t.match(issue.diagnostics, /POST \[type\]\/_search/);
+  t.match(issue.diagnostics, /family=lef%C3%A8vre/, 'and the parameter, encoded');
+
+  const encoded = await curl('/fhir/v2/Practitioner?active=true&family=lef%C3%A8vre');
+  t.equal(encoded.status, 200, 'percent-encoded as it says');
+  t.same(matchIds(encoded.json()), LEFEVRE);
+  const posted = await curl('/fhir/v2/Practitioner/_search', 'family=lefèvre');
+  t.equal(posted.status, 200, 'raw UTF-8 in a form body (curl -d) is fine');
+  t.same(matchIds(posted.json()), LEFEVRE);
+
+  const inPath = await curl('/fhir/v2/Practitioner/pra-hélène');
+  t.equal(inPath.status, 400);
+  t.match(issueOf(inPath).diagnostics, /not percent-encoded.*%C3%A9/, 'in the path: the same advice, no parameter to name');
+  t.equal(issueOf(inPath).expression, undefined);
+});
 
 t.test('ignored parameters are named in a warning entry; 400 under handling=strict', async (t) => {
   const cases: [string, string[], string, string][] = [

@@ -232,6 +232,28 @@ const CLIENT_ERRORS: Record<string, [number, IssueType, string]> = {
 const METHOD_START = /^[A-Z]{3,10} /;
 
 /**
+ * A request line with bytes that are not ASCII (an accent typed into a URL, sent raw as curl does):
+ * Node's parser refuses it, and no option short of its insecure parser lets it through. The answer
+ * says how to send it, with the first such parameter percent-encoded; undefined for other errors.
+ */
+function rawNonAscii(raw: unknown): { message: string; param?: string } | undefined {
+  if (!Buffer.isBuffer(raw)) return undefined;
+  const eol = raw.indexOf('\r\n');
+  const line = raw.subarray(0, eol < 0 ? raw.length : eol);
+  if (!line.some((b) => b > 0x7f)) return undefined;
+  const how = 'percent-encode it as UTF-8 (é is %C3%A9), let curl do it (curl -G --data-urlencode \'family=lefèvre\' …), or send the search as POST [type]/_search with a form body';
+  const target = line.toString('latin1').split(' ')[1] ?? '';
+  const q = target.indexOf('?');
+  const part = q < 0 ? undefined : target.slice(q + 1).split('&').find((p) => /[^\x00-\x7f]/.test(p));
+  if (part === undefined) return { message: `The request URL holds characters that are not percent-encoded: ${how}` };
+  const eq = part.indexOf('=');
+  const param = Buffer.from(eq < 0 ? part : part.slice(0, eq), 'latin1').toString('utf8');
+  const encoded = part.replace(/[^\x00-\x7f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const shown = encoded.length > 120 ? `${encoded.slice(0, 120)}…` : encoded;
+  return { param, message: `parameter ${param}: its value holds characters that are not percent-encoded: ${how}. Here: ${shown}` };
+}
+
+/**
  * Fastify's clientErrorHandler: requests that Node's HTTP parser rejects before Fastify sees them
  * (headers beyond Node's 16 KiB, a request line that never ends, malformed HTTP) get a FHIR
  * OperationOutcome instead of Fastify's default body. A header overflow whose request line alone is
@@ -243,6 +265,7 @@ export function clientErrorHandler(config: Pick<Config, 'maxUrlLength'>): NonNul
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     let [status, code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'invalid' as IssueType, 'The request is not valid HTTP'];
     const raw = err.rawPacket;
+    const unencoded = err.code === 'HPE_INVALID_URL' ? rawNonAscii(raw) : undefined;
     if (err.code === 'HPE_HEADER_OVERFLOW' && Buffer.isBuffer(raw) && METHOD_START.test(raw.subarray(0, 12).toString('latin1'))) {
       const eol = raw.indexOf('\r\n');
       if (eol < 0 || eol > config.maxUrlLength) [status, code, message] = [414, 'too-long', 'The request URL is too long'];
@@ -252,7 +275,11 @@ export function clientErrorHandler(config: Pick<Config, 'maxUrlLength'>): NonNul
       socket.destroy();
       return;
     }
-    const body = JSON.stringify(outcome('error', code, `${message} (${err.code ?? 'parse error'})`));
+    const body = JSON.stringify(
+      unencoded
+        ? outcome('error', 'invalid', unencoded.message, unencoded.param === undefined ? undefined : [unencoded.param])
+        : outcome('error', code, `${message} (${err.code ?? 'parse error'})`),
+    );
     const headers = [
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
       `content-type: ${FHIR_JSON}`,
