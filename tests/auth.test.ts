@@ -253,6 +253,56 @@ t.test('rate limit per key: reached, recovered, per-key override', async (t) => 
 });
 
 
+t.test('requests in progress per key, with the defaults: past MAX_CONCURRENT_PER_KEY (8), 429 throttled, Retry-After: 1', async (t) => {
+  const { app, deps } = await testApp(t, { db, env: { RATE_LIMIT: '' } }); // every limit at its default
+  const a = (await deps.keys.create({ name: 'busy-a' })).key;
+  const b = (await deps.keys.create({ name: 'busy-b' })).key;
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as net.AddressInfo).port;
+  const body = 'family=ex';
+  /** A POST _search whose body is held back: admitted, and in progress until `finish` sends it. */
+  const held = (key: string) => {
+    let out = '';
+    const s = net.connect(port, '127.0.0.1', () =>
+      s.write(`POST /fhir/v2/Practitioner/_search HTTP/1.1\r\nHost: x\r\nSERVICE-API-KEY: ${key}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`));
+    s.setEncoding('latin1');
+    s.on('data', (d) => (out += d));
+    const closed = new Promise<string>((resolve) => s.on('close', () => resolve(out)));
+    return { finish: () => (s.write(body), closed), abort: () => (s.destroy(), closed) };
+  };
+  const get = (key: string) => fetch(`http://127.0.0.1:${port}/fhir/v2/Practitioner/practitioner-example`, { headers: { 'service-api-key': key } });
+  /** The answer to a GET once the held requests are counted (they are read in the order they came). */
+  const once = async (key: string, status: number) => {
+    let res = await get(key);
+    for (let i = 0; i < 40 && res.status !== status; i++) res = await sleep(50).then(() => get(key));
+    return res;
+  };
+
+  const eight = Array.from({ length: 8 }, () => held(a));
+  const over = await once(a, 429);
+  t.equal(over.status, 429, 'a ninth request of the same key');
+  const o = (await over.json()) as { issue: { code: string; diagnostics: string }[] };
+  t.equal(o.issue[0].code, 'throttled');
+  t.match(o.issue[0].diagnostics, /8 requests in progress already \(MAX_CONCURRENT_PER_KEY\)/);
+  t.equal(over.headers.get('retry-after'), '1');
+  t.equal((await get(b)).status, 200, 'another key has its own count');
+
+  t.match(await eight[0].finish(), /^HTTP\/1\.1 200 /, 'a held request answers once its body comes');
+  t.equal((await once(a, 200)).status, 200, 'and frees its place');
+  await Promise.all(eight.slice(1).map((h) => h.abort()));
+  const again = Array.from({ length: 8 }, () => held(a));
+  t.equal((await once(a, 429)).status, 429, 'aborted requests free theirs too: eight held again, and the ninth refused');
+  const answers = await Promise.all(again.map((h) => h.finish()));
+  t.same(answers.map((r) => r.slice(0, 12)), Array(8).fill('HTTP/1.1 200'), 'the eight held answer');
+  for (let i = 0; i < 30; i++) if ((await get(a)).status !== 200) t.fail(`sequential request ${i + 1} refused`);
+  t.pass('a client that waits for each answer is never refused');
+
+  const { app: off, deps: offDeps } = await testApp(t, { db, env: { MAX_CONCURRENT_PER_KEY: '0' } });
+  const c = (await offDeps.keys.create({ name: 'busy-c' })).key;
+  const many = await Promise.all(Array.from({ length: 20 }, () => send(off, { method: 'GET', url: '/fhir/v2/Practitioner?_count=1' }, c)));
+  t.same([...new Set(many.map((r) => r.statusCode))], [200], 'MAX_CONCURRENT_PER_KEY=0: no limit');
+});
+
 t.test('Redis-backed limit shared by two instances', { skip: redisUp ? false : 'no Redis answering on 127.0.0.1:6379: the shared rate limit is not tested' }, async (t) => {
   const env = { RATE_LIMIT: '4', REDIS_URL: 'redis://127.0.0.1:6379' };
   const one = await testApp(t, { db, env });

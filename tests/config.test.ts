@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../src/config.ts';
 
 t.test('defaults', async (t) => {
   const c = loadConfig({});
-  t.match(c, { port: 8080, host: '0.0.0.0', dataDir: '.data', logLevel: 'info', defaultCount: 50, maxCount: 1000, includeCap: 1000, totalBudgetMs: 20, rateLimit: 50 });
+  t.match(c, { port: 8080, host: '0.0.0.0', dataDir: '.data', logLevel: 'info', defaultCount: 50, maxCount: 1000, includeCap: 1000, totalBudgetMs: 20, rateLimit: 0, maxConcurrentPerKey: 8 });
   t.equal(c.databaseUrl, undefined);
   t.equal(c.publicBaseUrl, undefined);
 });

@@ -119,7 +119,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
           'Result parameters: _count, _total (none | estimate | accurate; by default exact when cheap, omitted when counting exceeds the time budget), _summary (true, text, data, count, false), _elements, _include, _revinclude, _sort (keys per type in its searchParam), _format (JSON only), _pretty. POST [type]/_search and POST [type] with a form body are the same as GET.',
         security: {
           cors: true,
-          description: 'An API key in the SERVICE-API-KEY header is required on every interaction except metadata. Missing or invalid keys get 401; too many requests per key get 429 with Retry-After.',
+          description: 'An API key in the SERVICE-API-KEY header is required on every interaction except metadata. Missing or invalid keys get 401; too many requests in progress (or per second, where the key has a rate limit) get 429 with Retry-After.',
         },
         resource: resources,
         interaction: [],

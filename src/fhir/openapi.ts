@@ -43,7 +43,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'The form body is larger than the server accepts.',
   414: 'The URL is longer than the server accepts: send the search as POST [type]/_search.',
   415: 'The body is not application/x-www-form-urlencoded.',
-  429: "The API key's rate limit is spent: retry after Retry-After.",
+  429: 'The API key has too many requests in progress, or has spent its rate limit: retry after Retry-After.',
   503: 'The search ran past the statement timeout, or the database is unavailable just now: retry after Retry-After.',
 };
 

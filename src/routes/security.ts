@@ -70,6 +70,30 @@ function unauthorized(missing: boolean): FhirError {
     : new FhirError(401, 'security', 'The API key sent in the SERVICE-API-KEY header is not valid', { 'www-authenticate': challenge });
 }
 
+/**
+ * Requests in progress per API key in this process. A client that waits for each answer before
+ * sending the next is never refused, however fast it pages; one key's flood of parallel requests
+ * is. Counted per process (WORKERS > 1: each has its own count), never through Redis.
+ */
+class InFlight {
+  private readonly counts = new Map<string, number>();
+
+  constructor(readonly max: number) {}
+
+  enter(key: string): boolean {
+    const n = this.counts.get(key) ?? 0;
+    if (n >= this.max) return false;
+    this.counts.set(key, n + 1);
+    return true;
+  }
+
+  leave(key: string): void {
+    const n = (this.counts.get(key) ?? 1) - 1;
+    if (n > 0) this.counts.set(key, n);
+    else this.counts.delete(key);
+  }
+}
+
 /** The Redis client of the shared rate-limit counters; waits (briefly) for the first connection. */
 async function connectRedis(app: FastifyInstance, url: string): Promise<Redis> {
   const redis = new Redis(url, {
@@ -153,9 +177,25 @@ export async function security(app: FastifyInstance, deps: SecurityDeps): Promis
   const open = { ...SECURITY_HEADERS };
   const openHttps = { ...open, 'strict-transport-security': 'max-age=31536000' };
 
-  /** The key verified: the request goes on, through the rate limit when its key has one. */
+  const inFlight = config.maxConcurrentPerKey > 0 ? new InFlight(config.maxConcurrentPerKey) : undefined;
+  const busy = () =>
+    new FhirError(
+      429,
+      'throttled',
+      `This API key has ${inFlight!.max} requests in progress already (MAX_CONCURRENT_PER_KEY): wait for their answers, or retry in 1 s`,
+      { 'retry-after': '1' },
+    );
+
+  /**
+   * The key verified: the request goes on, counted among its key's requests in progress until its
+   * response is done or its connection closes, then through the rate limit when its key has one.
+   */
   const admit = (req: FastifyRequest, reply: FastifyReply, key: VerifiedKey, done: (err?: Error) => void): void => {
     req.apiKey = key;
+    if (inFlight) {
+      if (!inFlight.enter(key.bucket)) return done(busy());
+      reply.raw.once('close', () => inFlight.leave(key.bucket));
+    }
     if (limitOf(req) > 0) limiter(req, reply).then(() => done(), done);
     else done();
   };
