@@ -281,7 +281,8 @@ async function main(): Promise<number> {
     adminUrl = withDb(mainUrl, dbOf(mainUrl) === 'postgres' ? 'template1' : 'postgres');
   } else {
     log(`starting the embedded PostgreSQL in ${path.join(dir, 'db')}`);
-    handle = await startEmbedded({ dataDir: path.join(dir, 'db'), persistent: true, profile: 'server', log: () => {} });
+    // A national server's share of the memory, not the embedded default's laptop share.
+    handle = await startEmbedded({ dataDir: path.join(dir, 'db'), persistent: true, profile: { sharedBuffers: '40%' }, log: () => {} });
     adminUrl = handle.url;
     mainUrl = withDb(handle.url, MAIN_DB);
   }

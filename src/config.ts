@@ -41,6 +41,7 @@ export const ConfigSchema = Type.Object({
   exportQueue: Type.Integer({ minimum: 1, maximum: 10000 }),
   exportFileBytes: Type.Integer({ minimum: 1024 }),
   syncApiKey: Type.Optional(Type.String({ minLength: 1 })),
+  embeddedSharedBuffers: Type.Optional(Type.String({ pattern: '^([1-9]|[1-7][0-9]|80)%$|^[1-9][0-9]*(MB|GB|TB)$' })),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -50,6 +51,7 @@ export const ENV_VARS = {
   HOST: { key: 'host', kind: 'string', default: '0.0.0.0', doc: 'listen address' },
   DATABASE_URL: { key: 'databaseUrl', kind: 'string', default: undefined, doc: 'PostgreSQL ≥ 14 URL (a Unix socket as libpq writes it: postgres://user@localhost/db?host=/var/run/postgresql); unset ⇒ embedded PostgreSQL in DATA_DIR' },
   DATA_DIR: { key: 'dataDir', kind: 'string', default: '.data', doc: 'folder of the embedded PostgreSQL, its development API key and cursor secret' },
+  EMBEDDED_SHARED_BUFFERS: { key: 'embeddedSharedBuffers', kind: 'string', default: undefined, doc: 'shared_buffers of the embedded PostgreSQL: a share of the memory (40%, at most 80%) or a size (512MB, 8GB); unset ⇒ a quarter of the memory, between 128MB and 1GB. Raise it for a national load' },
   LOG_LEVEL: { key: 'logLevel', kind: 'string', default: 'info', doc: 'pino level: fatal error warn info debug trace silent' },
   PUBLIC_BASE_URL: { key: 'publicBaseUrl', kind: 'string', default: undefined, doc: 'scheme://host[:port][/prefix] under which clients reach the server; /fhir/v1 or /fhir/v2 is appended. Unset ⇒ taken from the request (Host, X-Forwarded-Proto)' },
   DEFAULT_COUNT: { key: 'defaultCount', kind: 'int', default: '50', doc: 'page size when _count is absent' },

@@ -47,6 +47,7 @@ async function main(): Promise<void> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     persistent: true,
+    profile: { sharedBuffers: config.embeddedSharedBuffers },
     // The primary of several workers only prepares the database.
     ...(primary ? { max: LOADER_CONNECTIONS, genericMax: 1 } : searchPools),
     statementTimeoutMs: config.statementTimeoutMs,

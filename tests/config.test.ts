@@ -1,5 +1,6 @@
 import t from 'tap';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { sharedBuffersMb } from '../src/embedded.ts';
 
 t.test('defaults', async (t) => {
   const c = loadConfig({});
@@ -29,4 +30,19 @@ t.test('values are converted and validated, with a message naming the variable',
   } catch (err) {
     t.ok(err instanceof ConfigError, 'a ConfigError');
   }
+});
+
+t.test('EMBEDDED_SHARED_BUFFERS: a share of the memory or a size; by default a quarter, between 128 MB and 1 GB', async (t) => {
+  const GiB = 2 ** 30;
+  t.equal(loadConfig({}).embeddedSharedBuffers, undefined);
+  for (const v of ['40%', '80%', '1%', '512MB', '8GB', '1TB']) t.equal(loadConfig({ EMBEDDED_SHARED_BUFFERS: v }).embeddedSharedBuffers, v);
+  for (const v of ['0%', '81%', '40', '8gb', '8 GB', '1.5GB', '-1GB', 'lots']) {
+    t.throws(() => loadConfig({ EMBEDDED_SHARED_BUFFERS: v }), new RegExp(`invalid EMBEDDED_SHARED_BUFFERS="${v}"`), v);
+  }
+  t.equal(sharedBuffersMb(undefined, 128 * GiB), 1024, 'a 128 GiB machine: 1 GB, not 40 %');
+  t.equal(sharedBuffersMb(undefined, 2 * GiB), 512, 'a 2 GiB machine: a quarter');
+  t.equal(sharedBuffersMb(undefined, 0.25 * GiB), 128, 'never under 128 MB');
+  t.equal(sharedBuffersMb('40%', 24 * GiB), 9830, '40 % of 24 GiB');
+  t.equal(sharedBuffersMb('8GB', 24 * GiB), 8192);
+  t.equal(sharedBuffersMb('512MB', 24 * GiB), 512);
 });

@@ -1,13 +1,14 @@
 /**
  * `npm start` as a newcomer runs it: a fresh folder, the embedded PostgreSQL, the demo data. What
  * it prints must lead somewhere that answers; next links saved before a restart must still work
- * after it.
+ * after it; the embedded PostgreSQL takes what EMBEDDED_SHARED_BUFFERS says.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { get } from 'node:http';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import postgres from 'postgres';
 import t from 'tap';
 import { freePort, startServer } from './helpers/server.ts';
 
@@ -27,7 +28,7 @@ const UNSET = { DATABASE_URL: '', API_KEYS: '', CURSOR_SECRET: '', WORKERS: '', 
 t.test('npm start in a fresh folder: where to go, a curl line that works, next links that outlive a restart', async (t) => {
   const dir = await folder(t);
   const port = await freePort();
-  const env = { ...UNSET, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: 'data', DEFAULT_COUNT: '4' };
+  const env = { ...UNSET, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: 'data', DEFAULT_COUNT: '4', EMBEDDED_SHARED_BUFFERS: '160MB' };
   const first = startServer(t, env, dir);
   t.equal(await first.ready(1), 1, 'ready', { output: first.output.slice(-2000) });
 
@@ -53,6 +54,11 @@ t.test('npm start in a fresh folder: where to go, a curl line that works, next l
 
   const secret = path.join(dir, 'data', 'cursor-secret');
   t.equal(statSync(secret).mode & 0o777, 0o600, 'the cursor secret is kept in DATA_DIR, mode 0600');
+  const pgPort = Number(readFileSync(path.join(dir, 'data', 'pg', 'postmaster.pid'), 'utf8').split('\n')[3]);
+  const pg = postgres(`postgres://postgres:postgres@127.0.0.1:${pgPort}/postgres`, { max: 1, onnotice: () => {} });
+  const [{ shared_buffers }] = await pg`show shared_buffers`;
+  await pg.end();
+  t.equal(shared_buffers, '160MB', 'EMBEDDED_SHARED_BUFFERS');
 
   first.server.kill('SIGTERM');
   t.equal(await first.exited, 0, 'stopped');

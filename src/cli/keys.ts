@@ -145,7 +145,7 @@ export async function runKeysCli(argv: string[], io: Io, opts: { sql?: Sql; env?
   try {
     if (!sql) {
       const config = loadConfig(opts.env ?? process.env);
-      const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: 2 });
+      const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, profile: { sharedBuffers: config.embeddedSharedBuffers }, max: 2 });
       sql = db.sql;
       close = () => db.close();
     }

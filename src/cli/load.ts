@@ -86,7 +86,7 @@ async function main(): Promise<number> {
   }
   const config = loadConfig();
   const totalBytes = (await Promise.all(files.map((f) => stat(f).then((s) => s.size)))).reduce((a, b) => a + b, 0);
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: loaderConnections(concurrency) });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, profile: { sharedBuffers: config.embeddedSharedBuffers }, max: loaderConnections(concurrency) });
   const tty = process.stderr.isTTY;
   const t0 = Date.now();
   try {

@@ -99,7 +99,7 @@ async function main(): Promise<number> {
   for (const n of notes) say(n);
 
   // A connection per type written at once, and one to intern token systems outside their transactions.
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: parallel + 1 });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, profile: { sharedBuffers: config.embeddedSharedBuffers }, max: parallel + 1 });
   const systems = new TokenSystems();
   const t0 = Date.now();
   const results: TypeSummary[] = [];
