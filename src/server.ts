@@ -10,6 +10,7 @@ import { DEV_KEY_FILE, ensureCursorSecret, ensureDevKey } from './auth/dev-key.t
 import { LOG_REDACT } from './auth/redact.ts';
 import { ConfigError, loadConfig, scaleOutProblem } from './config.ts';
 import { connectUrl, endPools, openDatabase, splitPool } from './db.ts';
+import { loadDotEnv } from './env-file.ts';
 import { finishInterruptedBulk } from './load/bulk.ts';
 import { LOADER_CONNECTIONS, loadFiles } from './load/loader.ts';
 import { isClusterWorker, runPrimary } from './cluster.ts';
@@ -22,6 +23,7 @@ const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 async function main(): Promise<void> {
   let config;
   try {
+    loadDotEnv();
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {

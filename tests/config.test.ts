@@ -1,6 +1,7 @@
 import t from 'tap';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { sharedBuffersMb } from '../src/embedded.ts';
+import { checkDotEnv } from '../src/env-file.ts';
 
 t.test('defaults', async (t) => {
   const c = loadConfig({});
@@ -45,4 +46,16 @@ t.test('EMBEDDED_SHARED_BUFFERS: a share of the memory or a size; by default a q
   t.equal(sharedBuffersMb('40%', 24 * GiB), 9830, '40 % of 24 GiB');
   t.equal(sharedBuffersMb('8GB', 24 * GiB), 8192);
   t.equal(sharedBuffersMb('512MB', 24 * GiB), 512);
+});
+
+t.test('.env: every line is NAME=value, a comment or blank; a quoted value may span lines', async (t) => {
+  t.doesNotThrow(() => checkDotEnv('# settings\n\nPORT=9000\nexport HOST = 127.0.0.1\nKEY="a\nmulti-line value"\nEMPTY=\r\nLAST=1', '.env'));
+  t.throws(() => checkDotEnv('PORT=9000\nLOG_LEVEL warn\n', '.env'), /^\.env line 2 \("LOG_LEVEL …"\): expected NAME=value/);
+  t.throws(() => checkDotEnv('A=1\nB="never closed\nC=3\n', '.env'), /^\.env line 2 \(B\): the " that opens its value is never closed/);
+  try {
+    checkDotEnv('SYNC_API_KEY:afk_secret\n', '.env');
+    t.fail('should throw');
+  } catch (err) {
+    t.notMatch((err as Error).message, /afk_secret/, 'a malformed line is not echoed past its first word');
+  }
 });

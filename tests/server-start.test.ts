@@ -1,15 +1,17 @@
 /**
- * `npm start` as a newcomer runs it: a fresh folder, the embedded PostgreSQL, the demo data. What
- * it prints must lead somewhere that answers; next links saved before a restart must still work
- * after it; the embedded PostgreSQL takes what EMBEDDED_SHARED_BUFFERS says.
+ * `npm start` as a newcomer runs it: a fresh folder, the embedded PostgreSQL, the demo data, a
+ * `.env` file. What it prints must lead somewhere that answers; next links saved before a restart
+ * must still work after it; the embedded PostgreSQL takes what EMBEDDED_SHARED_BUFFERS says.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { get } from 'node:http';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import t from 'tap';
+import { ROOT } from './helpers/app.ts';
 import { freePort, startServer } from './helpers/server.ts';
 
 interface Bundle { entry?: { resource: { id: string } }[]; link: { relation: string; url: string }[] }
@@ -23,12 +25,14 @@ async function folder(t: { teardown(fn: () => unknown): void }): Promise<string>
 }
 
 /** The environment of a user who set nothing: none of this process's settings reach the server. */
-const UNSET = { DATABASE_URL: '', API_KEYS: '', CURSOR_SECRET: '', WORKERS: '', REDIS_URL: '' };
+const UNSET = { DATABASE_URL: '', API_KEYS: '', CURSOR_SECRET: '', WORKERS: '', REDIS_URL: '', DATA_DIR: undefined, PORT: undefined, HOST: undefined };
 
-t.test('npm start in a fresh folder: where to go, a curl line that works, next links that outlive a restart', async (t) => {
+t.test('npm start in a fresh folder with a .env: where to go, a curl line that works, next links that outlive a restart', async (t) => {
   const dir = await folder(t);
   const port = await freePort();
-  const env = { ...UNSET, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: 'data', DEFAULT_COUNT: '4', EMBEDDED_SHARED_BUFFERS: '160MB' };
+  // The environment wins over the file: DEFAULT_COUNT=4 here, 5 in the file.
+  await writeFile(path.join(dir, '.env'), `# the settings of this folder\nPORT=${port}\nHOST=127.0.0.1\nexport DATA_DIR=data\nDEFAULT_COUNT=5\nEMBEDDED_SHARED_BUFFERS="160MB"\n`);
+  const env = { ...UNSET, DEFAULT_COUNT: '4' };
   const first = startServer(t, env, dir);
   t.equal(await first.ready(1), 1, 'ready', { output: first.output.slice(-2000) });
 
@@ -48,7 +52,7 @@ t.test('npm start in a fresh folder: where to go, a curl line that works, next l
   t.equal((await fetch(`${where}/docs`)).status, 200, '/docs answers');
 
   const page = (await (await fetch(`${where}/fhir/v2/Practitioner`, { headers: { 'service-api-key': key } })).json()) as Bundle;
-  t.equal(page.entry?.length, 4, 'a page of DEFAULT_COUNT');
+  t.equal(page.entry?.length, 4, 'the environment won over .env (DEFAULT_COUNT=4, not 5)');
   const next = page.link.find((l) => l.relation === 'next')?.url ?? '';
   t.match(next, /_cursor=/, 'a next link, saved for later');
 
@@ -58,7 +62,7 @@ t.test('npm start in a fresh folder: where to go, a curl line that works, next l
   const pg = postgres(`postgres://postgres:postgres@127.0.0.1:${pgPort}/postgres`, { max: 1, onnotice: () => {} });
   const [{ shared_buffers }] = await pg`show shared_buffers`;
   await pg.end();
-  t.equal(shared_buffers, '160MB', 'EMBEDDED_SHARED_BUFFERS');
+  t.equal(shared_buffers, '160MB', 'EMBEDDED_SHARED_BUFFERS from .env');
 
   first.server.kill('SIGTERM');
   t.equal(await first.exited, 0, 'stopped');
@@ -75,4 +79,19 @@ t.test('npm start in a fresh folder: where to go, a curl line that works, next l
   t.equal(second.stdout.match(/Home page:/g)?.length, 1);
   second.server.kill('SIGTERM');
   t.equal(await second.exited, 0);
+});
+
+t.test('a malformed .env stops the start with one line naming it', async (t) => {
+  const dir = await folder(t);
+  await writeFile(path.join(dir, '.env'), 'PORT=9999\nLOG_LEVEL warn\nDEFAULT_COUNT=5\n');
+  for (const [what, args] of [
+    ['npm start', [path.join(ROOT, 'src', 'server.ts')]],
+    ['npm run load', [path.join(ROOT, 'src', 'cli', 'load.ts'), path.join(ROOT, 'fixtures', 'directory')]],
+    ['npm run keys', [path.join(ROOT, 'src', 'cli', 'keys.ts'), 'list']],
+  ] as const) {
+    const run = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), ...args], { cwd: dir, env: { ...process.env, DATABASE_URL: '' }, encoding: 'utf8', timeout: 60_000 });
+    t.equal(run.status, 1, `${what}: exit code 1`);
+    t.equal(run.stderr.trim().split('\n').length, 1, `${what}: one line`);
+    t.match(run.stderr, /^configuration(?: error)?: \.env line 2 \("LOG_LEVEL …"\): expected NAME=value/, `${what}: names the file and the line`);
+  }
 });

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db.ts';
+import { loadDotEnv } from '../env-file.ts';
 import { registry } from '../registry/index.ts';
 import { TokenSystems } from '../store/token-systems.ts';
 import { analyzeChanged } from '../store/write.ts';
@@ -85,6 +86,7 @@ async function main(): Promise<number> {
   const retries = args.retries.trim() === '0' ? 0 : positive('retries', args.retries, true, 100);
   const maxPrune = positive('max-prune', args['max-prune'], false, 100);
   const parallel = positive('parallel', args.parallel, true, 8);
+  loadDotEnv();
   const config = loadConfig();
   const tty = process.stderr.isTTY;
   const clear = () => tty && process.stderr.write('\r\x1b[K');
