@@ -17,7 +17,7 @@ import { loadConfig } from '../src/config.ts';
 import { registry } from '../src/registry/index.ts';
 import { FIXTURES, ROOT, testApp } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
-import { redisAnswers } from './helpers/redis.ts';
+import { REDIS_TEST_URL, redisMissing } from './helpers/redis.ts';
 
 const EXAMPLES = path.join(FIXTURES, 'ans-ig-examples');
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -49,7 +49,7 @@ const revoked = (await deps.keys.create({ name: 'revoked' })).key;
 await deps.keys.revoke('revoked');
 const unknown = generateKey();
 
-const redisUp = await redisAnswers(); // every top-level await comes before the first t.test
+const noRedis = await redisMissing(); // every top-level await comes before the first t.test
 
 const SERVED = { v1: { type: 'Organization', id: '158480DP' }, v2: { type: 'Practitioner', id: 'practitioner-example' } } as const;
 
@@ -303,8 +303,8 @@ t.test('requests in progress per key, with the defaults: past MAX_CONCURRENT_PER
   t.same([...new Set(many.map((r) => r.statusCode))], [200], 'MAX_CONCURRENT_PER_KEY=0: no limit');
 });
 
-t.test('Redis-backed limit shared by two instances', { skip: redisUp ? false : 'no Redis answering on 127.0.0.1:6379: the shared rate limit is not tested' }, async (t) => {
-  const env = { RATE_LIMIT: '4', REDIS_URL: 'redis://127.0.0.1:6379' };
+t.test('Redis-backed limit shared by two instances', { skip: noRedis ?? false }, async (t) => {
+  const env = { RATE_LIMIT: '4', REDIS_URL: REDIS_TEST_URL };
   const one = await testApp(t, { db, env });
   const two = await testApp(t, { db, env });
   const key = (await one.deps.keys.create({ name: `redis-${Date.now()}` })).key; // a new key: a counter no other run shares
