@@ -290,7 +290,7 @@ function rawNonAscii(raw: unknown): { message: string; param?: string } | undefi
   const param = Buffer.from(eq < 0 ? part : part.slice(0, eq), 'latin1').toString('utf8');
   const encoded = part.replace(/[^\x00-\x7f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   const shown = encoded.length > 120 ? `${encoded.slice(0, 120)}…` : encoded;
-  return { param, message: `parameter ${param}: its value holds characters that are not percent-encoded: ${how}. Here: ${shown}` };
+  return { param, message: `parameter ${param}: characters that are not percent-encoded: ${how}. Here: ${shown}` };
 }
 
 /**
