@@ -97,7 +97,7 @@ export async function replicaScenario(o: ReplicaOptions): Promise<number> {
     const logFile = path.join(dir, 'server.log');
     log(`server on 127.0.0.1:${o.port}, searches on the standby (log: ${logFile})`);
     const server = await startChild(path.join('dist', 'server.js'), [], {
-      PORT: String(o.port), HOST: '127.0.0.1', DATABASE_URL: primary.url, DATABASE_READ_URL: standby.url, RATE_LIMIT: '0',
+      PORT: String(o.port), HOST: '127.0.0.1', DATABASE_URL: primary.url, DATABASE_READ_URL: standby.url, RATE_LIMIT: '0', MAX_CONCURRENT_PER_KEY: '0',
       API_KEYS: o.apiKey, LOG_LEVEL: 'warn', LOAD_DEMO_DATA: 'false', CURSOR_SECRET: o.cursorSecret, MAX_REPLICA_LAG_S: String(SERVER_MAX_LAG_S),
     }, logFile, () => httpOk(`http://127.0.0.1:${o.port}/ready`), 120_000, SERVER_NODE_FLAGS);
     t.teardown(() => server.stop());

@@ -301,7 +301,7 @@ export function renderMarkdown(r: BenchResult): string {
     : h.loadGeneratorC1 && h.loadGeneratorC1 !== h.loadGenerator ? `at concurrency 1 ${describe(h.loadGeneratorC1)}; at 16 ${describe(h.loadGenerator)}`
     : describe(h.loadGenerator);
   const served = h ? `${h.server.workers} process${h.server.workers > 1 ? 'es' : ''} (WORKERS=${h.server.workers}), DB_POOL_SIZE=${h.server.dbPoolSize} each, HEAVY_SEARCHES=${h.server.heavySearches}, ` : '';
-  L.push(`HTTP: ${generator}, on 127.0.0.1 against the server (child process, ${served}RATE_LIMIT=0, LOG_LEVEL=warn), a path drawn at random for each request. ` +
+  L.push(`HTTP: ${generator}, on 127.0.0.1 against the server (child process, ${served}RATE_LIMIT=0, MAX_CONCURRENT_PER_KEY=0, LOG_LEVEL=warn), a path drawn at random for each request. ` +
     `Floor: the server's own runSearch through postgres.js in the bench process, no HTTP (token systems and :contains estimates, page with limit _count+1, the count when the server would run it, the include query)${h ? `, on as many connections as the server has in all (${h.floorPools.custom} + ${h.floorPools.generic})` : ''}. ` +
     'Latencies in ms; errors = non-2xx + socket errors; ratio = HTTP req/s ÷ floor req/s. ' +
     '"server CPU" is the CPU use of the server\'s processes (% of one core: each runs one Node thread, so ~100 % per process means the server is the bottleneck) and their CPU time per request; ' +

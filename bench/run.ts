@@ -234,8 +234,8 @@ async function main(): Promise<number> {
   const loadavg: Record<string, number[]> = { 'at start': la() };
   const notes: string[] = [];
   // The server's configuration as it will run (the environment passes through to it: WORKERS,
-  // DB_POOL_SIZE, HEAVY_SEARCHES …), with the bench's key and no rate limit.
-  const config = loadConfig({ ...process.env, API_KEYS: BENCH_KEY, RATE_LIMIT: '0' });
+  // DB_POOL_SIZE, HEAVY_SEARCHES …), with the bench's key and no limit per key.
+  const config = loadConfig({ ...process.env, API_KEYS: BENCH_KEY, RATE_LIMIT: '0', MAX_CONCURRENT_PER_KEY: '0' });
   const serverWorkers = config.workers || os.availableParallelism();
   const headers = { 'service-api-key': BENCH_KEY, accept: 'application/fhir+json' };
   const dir = scaleDir(opts.scale);
@@ -282,7 +282,8 @@ async function main(): Promise<number> {
     adminUrl = withDb(mainUrl, dbOf(mainUrl) === 'postgres' ? 'template1' : 'postgres');
   } else {
     log(`starting the embedded PostgreSQL in ${path.join(dir, 'db')}`);
-    handle = await startEmbedded({ dataDir: path.join(dir, 'db'), persistent: true, profile: 'server', log: () => {} });
+    // A national server's share of the memory, not the embedded default's laptop share.
+    handle = await startEmbedded({ dataDir: path.join(dir, 'db'), persistent: true, profile: { sharedBuffers: '40%' }, log: () => {} });
     adminUrl = handle.url;
     mainUrl = withDb(handle.url, MAIN_DB);
   }
@@ -399,7 +400,7 @@ async function main(): Promise<number> {
     const built = spawnSync('npm', ['run', 'build'], { encoding: 'utf8' });
     if (built.status !== 0) throw new Error(`npm run build failed: ${built.stderr || built.stdout}`);
     const startServer = () => startChild(path.join('dist', 'server.js'), [], {
-      PORT: String(opts.port), HOST: '127.0.0.1', DATABASE_URL: mainUrl, RATE_LIMIT: '0', API_KEYS: BENCH_KEY,
+      PORT: String(opts.port), HOST: '127.0.0.1', DATABASE_URL: mainUrl, RATE_LIMIT: '0', MAX_CONCURRENT_PER_KEY: '0', API_KEYS: BENCH_KEY,
       LOG_LEVEL: 'warn', LOAD_DEMO_DATA: 'false', CURSOR_SECRET, EXPORT_DIR: path.join(dir, 'exports'),
     }, logFile, () => httpOk(`http://127.0.0.1:${opts.port}/ready`), 120_000, SERVER_NODE_FLAGS); // as `npm start` runs it
     let server = await startServer();

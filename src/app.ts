@@ -8,6 +8,7 @@ import type { Config } from './config.ts';
 import { probePools, SILENCE_MARGIN_MS, type PoolState, type Pools, type Sql } from './db.ts';
 import { classifyDbError, RETRY_AFTER_SECONDS } from './db-errors.ts';
 import { Exporter } from './export/exporter.ts';
+import { formPairs } from './fhir/form-encoding.ts';
 import { FhirError, outcome, type IssueType } from './fhir/outcome.ts';
 import type { Registry } from './registry/index.ts';
 import { explorerRoutes } from './routes/explorer.ts';
@@ -98,8 +99,8 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
     ...opts,
   });
 
-  // Form bodies keep their order and repeated names (URLSearchParams, not an object).
-  await app.register(formbody, { bodyLimit: deps.config.maxBodyBytes, parser: (s: string) => new URLSearchParams(s) as never });
+  // Form bodies keep their order and repeated names (pairs, not an object), and are checked like query strings.
+  await app.register(formbody, { bodyLimit: deps.config.maxBodyBytes, parser: (s: string) => formPairs(s) as never });
   app.addContentTypeParser(['application/fhir+json', 'application/json'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
   // API keys, rate limits, URL length, security headers: root-level hooks (src/routes/security.ts).
   await security(app, deps);

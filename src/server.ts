@@ -6,10 +6,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { buildApp, heavyWidth, makeDeps } from './app.ts';
-import { ensureDevKey } from './auth/dev-key.ts';
+import { DEV_KEY_FILE, ensureCursorSecret, ensureDevKey } from './auth/dev-key.ts';
 import { LOG_REDACT } from './auth/redact.ts';
 import { ConfigError, loadConfig, scaleOutProblem } from './config.ts';
 import { connectUrl, endPools, openDatabase, splitPool } from './db.ts';
+import { loadDotEnv } from './env-file.ts';
 import { finishInterruptedBulk } from './load/bulk.ts';
 import { LOADER_CONNECTIONS, loadFiles } from './load/loader.ts';
 import { isClusterWorker, runPrimary } from './cluster.ts';
@@ -22,6 +23,7 @@ const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 async function main(): Promise<void> {
   let config;
   try {
+    loadDotEnv();
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     persistent: true,
+    profile: { sharedBuffers: config.embeddedSharedBuffers },
     // The primary of several workers only prepares the database.
     ...(primary ? { max: LOADER_CONNECTIONS, genericMax: 1 } : searchPools),
     statementTimeoutMs: config.statementTimeoutMs,
@@ -78,8 +81,11 @@ async function main(): Promise<void> {
     devKey = dev.key;
     log.info(`${dev.created ? 'created a new' : 'using the'} development API key kept in ${dev.file}`);
   }
+  // Without CURSOR_SECRET, the embedded default keeps one in DATA_DIR: next links outlive a restart.
+  if (db.embedded && !config.cursorSecret) config = { ...config, cursorSecret: await ensureCursorSecret(config.dataDir) };
 
   const where = config.publicBaseUrl ?? `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
+  const started = () => showStart({ where, docs: config.docsEnabled, devKey, dataDir: config.dataDir });
   if (primary) {
     await endPools(db);
     runPrimary({
@@ -88,10 +94,10 @@ async function main(): Promise<void> {
       // and sign cursors with one key.
       env: { DATABASE_URL: db.url, CURSOR_SECRET: config.cursorSecret ?? randomBytes(32).toString('base64url') },
       log,
+      onListening: started,
       onExit: () => db.close(),
     });
     log.info(`${workers} workers starting on ${where}/fhir/v2`);
-    showDevKey(devKey, config.dataDir, where);
     return;
   }
 
@@ -127,15 +133,26 @@ async function main(): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   const worker = isClusterWorker() ? `worker ${process.pid}: ` : '';
   log.info(`${worker}FHIR server ready: ${where}/fhir/v2 (deprecated v1: ${where}/fhir/v1), database ${db.embedded ? 'embedded' : 'DATABASE_URL'}`);
-  showDevKey(devKey, config.dataDir, where);
+  if (!isClusterWorker()) started();
 }
 
-function showDevKey(devKey: string | undefined, dataDir: string, where: string): void {
-  if (!devKey) return;
-  process.stdout.write(
-    `\nDevelopment API key (send it in the SERVICE-API-KEY header; also in ${path.join(dataDir, 'dev-api-key')}):\n` +
-      `  ${devKey}\n  e.g. curl -H 'SERVICE-API-KEY: ${devKey}' ${where}/fhir/v2/Practitioner\n\n`,
-  );
+/**
+ * Where to go once the server listens, for a person at the terminal: on stdout, never through the
+ * logger (it holds the development key), with a curl line to paste as it is.
+ */
+function showStart(o: { where: string; docs: boolean; devKey?: string; dataDir: string }): void {
+  const key = o.devKey ?? '<your key>';
+  const lines = [
+    '',
+    `Home page:     ${o.where}/`,
+    ...(o.docs ? [`API explorer:  ${o.where}/docs`] : []),
+    `FHIR base:     ${o.where}/fhir/v2 (an API key in the SERVICE-API-KEY header)`,
+    ...(o.devKey ? ['', `Development API key (also in ${path.join(o.dataDir, DEV_KEY_FILE)}):`, `  ${o.devKey}`] : []),
+    '',
+    'Try it:',
+    `  curl -H 'SERVICE-API-KEY: ${key}' '${o.where}/fhir/v2/Practitioner?name=martin'`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n\n`);
 }
 
 main().catch((err) => {

@@ -17,7 +17,7 @@ import { loadConfig } from '../src/config.ts';
 import { registry } from '../src/registry/index.ts';
 import { FIXTURES, ROOT, testApp } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
-import { redisAnswers } from './helpers/redis.ts';
+import { REDIS_TEST_URL, redisMissing } from './helpers/redis.ts';
 
 const EXAMPLES = path.join(FIXTURES, 'ans-ig-examples');
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -49,7 +49,7 @@ const revoked = (await deps.keys.create({ name: 'revoked' })).key;
 await deps.keys.revoke('revoked');
 const unknown = generateKey();
 
-const redisUp = await redisAnswers(); // every top-level await comes before the first t.test
+const noRedis = await redisMissing(); // every top-level await comes before the first t.test
 
 const SERVED = { v1: { type: 'Organization', id: '158480DP' }, v2: { type: 'Practitioner', id: 'practitioner-example' } } as const;
 
@@ -253,8 +253,73 @@ t.test('rate limit per key: reached, recovered, per-key override', async (t) => 
 });
 
 
-t.test('Redis-backed limit shared by two instances', { skip: redisUp ? false : 'no Redis answering on 127.0.0.1:6379: the shared rate limit is not tested' }, async (t) => {
-  const env = { RATE_LIMIT: '4', REDIS_URL: 'redis://127.0.0.1:6379' };
+t.test('requests in progress per key, with the defaults: past MAX_CONCURRENT_PER_KEY (8), 429 throttled, Retry-After: 1', async (t) => {
+  const { app, deps } = await testApp(t, { db, env: { RATE_LIMIT: '' } }); // every limit at its default
+  const a = (await deps.keys.create({ name: 'busy-a' })).key;
+  const b = (await deps.keys.create({ name: 'busy-b' })).key;
+  let admitted = 0; // POSTs past the key hook (which answers a refused one at once)
+  app.addHook('onRequest', async (req) => void (req.method === 'POST' && admitted++));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as net.AddressInfo).port;
+  const body = 'family=ex';
+  /** A POST _search whose body is held back: admitted, and in progress until `finish` sends it. */
+  const held = (key: string) => {
+    let out = '';
+    const s = net.connect(port, '127.0.0.1', () =>
+      s.write(`POST /fhir/v2/Practitioner/_search HTTP/1.1\r\nHost: x\r\nSERVICE-API-KEY: ${key}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`));
+    s.setEncoding('latin1');
+    s.on('data', (d) => (out += d));
+    const closed = new Promise<string>((resolve) => s.on('close', () => resolve(out)));
+    return { answered: () => out !== '', finish: () => (s.write(body), closed), abort: () => (s.destroy(), closed) };
+  };
+  /**
+   * Eight held requests of key a, all admitted. The server sees a connection the client closed a
+   * moment after the client does, so a batch is tried again (bounded) until the server has let go
+   * of the earlier requests.
+   */
+  const holdEight = async () => {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const before = admitted;
+      const batch = Array.from({ length: 8 }, () => held(a));
+      // every request read: admitted, or refused and answered
+      for (let i = 0; i < 500 && admitted - before + batch.filter((h) => h.answered()).length < 8; i++) await sleep(10);
+      if (admitted - before === 8) return batch;
+      await Promise.all(batch.map((h) => h.abort()));
+      await sleep(50);
+    }
+    throw new Error('eight requests of one key were never admitted at once');
+  };
+  const get = (key: string) => fetch(`http://127.0.0.1:${port}/fhir/v2/Practitioner/practitioner-example`, { headers: { 'service-api-key': key } });
+
+  const eight = await holdEight();
+  const over = await get(a);
+  t.equal(over.status, 429, 'a ninth request of the same key');
+  const o = (await over.json()) as { issue: { code: string; diagnostics: string }[] };
+  t.equal(o.issue[0].code, 'throttled');
+  t.match(o.issue[0].diagnostics, /8 requests in progress already \(MAX_CONCURRENT_PER_KEY\)/);
+  t.equal(over.headers.get('retry-after'), '1');
+  t.equal((await get(b)).status, 200, 'another key has its own count');
+
+  t.match(await eight[0].finish(), /^HTTP\/1\.1 200 /, 'a held request answers once its body comes');
+  let freed = await get(a);
+  for (let i = 0; i < 40 && freed.status !== 200; i++) freed = await sleep(50).then(() => get(a));
+  t.equal(freed.status, 200, 'and frees its place');
+  await Promise.all(eight.slice(1).map((h) => h.abort()));
+  const again = await holdEight();
+  t.equal((await get(a)).status, 429, 'aborted requests free theirs too: eight held again, and the ninth refused');
+  const answers = await Promise.all(again.map((h) => h.finish()));
+  t.same(answers.map((r) => r.slice(0, 12)), Array(8).fill('HTTP/1.1 200'), 'the eight held answer');
+  for (let i = 0; i < 30; i++) if ((await get(a)).status !== 200) t.fail(`sequential request ${i + 1} refused`);
+  t.pass('a client that waits for each answer is never refused');
+
+  const { app: off, deps: offDeps } = await testApp(t, { db, env: { MAX_CONCURRENT_PER_KEY: '0' } });
+  const c = (await offDeps.keys.create({ name: 'busy-c' })).key;
+  const many = await Promise.all(Array.from({ length: 20 }, () => send(off, { method: 'GET', url: '/fhir/v2/Practitioner?_count=1' }, c)));
+  t.same([...new Set(many.map((r) => r.statusCode))], [200], 'MAX_CONCURRENT_PER_KEY=0: no limit');
+});
+
+t.test('Redis-backed limit shared by two instances', { skip: noRedis ?? false }, async (t) => {
+  const env = { RATE_LIMIT: '4', REDIS_URL: REDIS_TEST_URL };
   const one = await testApp(t, { db, env });
   const two = await testApp(t, { db, env });
   const key = (await one.deps.keys.create({ name: `redis-${Date.now()}` })).key; // a new key: a counter no other run shares

@@ -1,13 +1,14 @@
 import t from 'tap';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createServer, request } from 'node:http';
+import { request } from 'node:http';
 import { PrimaryCounters } from '../src/cluster.ts';
-import { FIXTURES, load, ROOT } from './helpers/app.ts';
+import { FIXTURES, load } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
+import { freePort, startServer as start } from './helpers/server.ts';
 
 /**
  * WORKERS=2: the real server as two processes on one port (src/cluster.ts), on a real database.
@@ -26,15 +27,7 @@ t.test('the primary counts fixed windows per key', async (t) => {
 });
 
 const KEY = 'cluster-test-key-0123456789';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+const startServer = (t: Parameters<typeof start>[0], env: Record<string, string>) => start(t, { API_KEYS: KEY, ...env });
 
 /** GET over a new connection (no keep-alive): each request may land on another worker. */
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -49,34 +42,6 @@ function get(port: number, path: string): Promise<{ status: number; body: string
     req.setTimeout(10_000, () => req.destroy(new Error(`no answer to ${path} in 10 s`)));
     req.end();
   });
-}
-
-/**
- * The real server as `npm start` runs it: its build (npm run build: dist/server.js, an esbuild
- * bundle), as a child process; `ready(n)` waits for n "server ready" lines.
- */
-let built = false;
-function startServer(t: { teardown(fn: () => unknown): void }, env: Record<string, string>) {
-  if (!built) {
-    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
-    built = true;
-  }
-  const server = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
-    cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', API_KEYS: KEY, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const proc = { server, output: '', exited: new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code))) };
-  server.stdout.on('data', (c) => (proc.output += c));
-  server.stderr.on('data', (c) => (proc.output += c));
-  t.teardown(() => {
-    if (server.exitCode === null) server.kill('SIGKILL');
-  });
-  const ready = async (n: number) => {
-    for (let i = 0; i < 600 && (proc.output.match(/FHIR server ready/g)?.length ?? 0) < n; i++) await new Promise((r) => setTimeout(r, 100));
-    return proc.output.match(/FHIR server ready/g)?.length ?? 0;
-  };
-  return { ...proc, ready, get output() { return proc.output; } };
 }
 
 t.test('two workers: shared cursor key, shared rate limit, a dead worker replaced, graceful stop', async (t) => {

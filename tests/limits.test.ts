@@ -6,6 +6,7 @@ import postgres from 'postgres';
 import t from 'tap';
 import { FIXTURES, testApp } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
+import { rawRequest } from './helpers/raw-http.ts';
 
 const EXAMPLES = path.join(FIXTURES, 'ans-ig-examples');
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -45,18 +46,6 @@ function httpGet(port: number, pathAndQuery: string, headers: Record<string, str
       res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body }));
     });
     req.on('error', reject);
-  });
-}
-
-/** Raw bytes on a socket, for what no HTTP client would send. */
-function rawRequest(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve) => {
-    let out = '';
-    const s = net.connect(port, '127.0.0.1', () => s.write(bytes));
-    s.setEncoding('latin1');
-    s.on('data', (d) => (out += d));
-    s.on('error', () => resolve(out));
-    s.on('close', () => resolve(out));
   });
 }
 

@@ -97,8 +97,10 @@ t.test('chains and _has', async (t) => {
   t.match(h.conditions[0], { kind: 'has', param: { resourceType: 'PractitionerRole', code: 'organization' }, inner: { kind: 'token' } });
   fails(t, '_has:PractitionerRole:active=true', 400, /_has needs/);
   fails(t, 'name.family=x', 400, /not a reference/);
-  t.same(parse('practitioner.foo=1', { type: 'PractitionerRole' }).conditions, [], 'unknown chained parameter ignored (lenient)');
-  fails(t, 'practitioner.foo=1', 400, /unknown search parameter/, { type: 'PractitionerRole', strict: true });
+  const chained = parse('practitioner.foo=1', { type: 'PractitionerRole' });
+  t.same(chained.conditions, [], 'unknown chained parameter ignored (lenient)');
+  t.same(chained.warnings, ['practitioner.foo: foo is not a search parameter of Practitioner; ignored'], '… and said so');
+  fails(t, 'practitioner.foo=1', 400, /^practitioner\.foo: foo is not a search parameter of Practitioner$/, { type: 'PractitionerRole', strict: true });
 });
 
 t.test('result parameters', async (t) => {
@@ -131,10 +133,28 @@ t.test('includes', async (t) => {
   fails(t, '_include:iterate=Organization:partof', 400, /iterative/, { type: 'Organization' });
 });
 
-t.test('unknown parameters: ignored and not applied, or 400 with handling=strict; limits', async (t) => {
+t.test('unknown parameters: ignored and not applied, with a warning, or 400 with handling=strict; limits', async (t) => {
   const r = parse('foo=bar&name=x');
   t.same(r.applied, [['name', 'x']]);
-  fails(t, 'foo=bar', 400, /unknown search parameter foo/, { strict: true });
+  t.same(r.warnings, ['foo is not a search parameter of Practitioner; ignored']);
+  fails(t, 'foo=bar', 400, /^foo is not a search parameter of Practitioner$/, { strict: true });
+  const why: [string, Partial<ParseContext>, string][] = [
+    ['familly=martin', {}, 'familly is not a search parameter of Practitioner (did you mean family?)'],
+    ['familly:exact=martin', {}, 'familly:exact: familly is not a search parameter of Practitioner (did you mean family?)'],
+    ['adress-city=lyon', { type: 'Organization' }, 'adress-city is not a search parameter of Organization (did you mean address-city?)'],
+    ['_has:Foo:bar:baz=1', {}, '_has:Foo:bar:baz: Foo is not a resource type of this server'],
+    ['_has:PractitionerRole:foo:role=1', { type: 'Organization', version: 'v1' }, '_has:PractitionerRole:foo:role: foo is not a reference parameter of PractitionerRole'],
+    ['_has:PractitionerRole:organization:rol=1', { type: 'Organization' }, '_has:PractitionerRole:organization:rol: rol is not a search parameter of PractitionerRole (did you mean role?)'],
+    ['_text=x', {}, '_text is not a search parameter of Practitioner'],
+    ['_containedType=contained', {}, 'parameter _containedType is not supported'],
+    ['_contained=true', {}, '_contained=true is not supported: contained resources are not searched'],
+  ];
+  for (const [q, over, message] of why) {
+    const lenient = parse(q, over);
+    t.same({ conditions: lenient.conditions, warnings: lenient.warnings }, { conditions: [], warnings: [`${message}; ignored`] }, `${q}: ignored, said why`);
+    fails(t, q, 400, new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`), { ...over, strict: true });
+  }
+  t.same(parse('_contained=false&name=x').warnings, [], '_contained=false is what is done anyway');
   fails(t, 'identifier=1,2,3,4,5,6,7,8,9,10,11', 400, /11 values, at most 10/);
   fails(t, Array.from({ length: 21 }, (_, i) => `name=${i}`).join('&'), 400, /21 parameters, at most 20/);
   fails(t, 'name=x', 404, /not served by v1/, { version: 'v1' });

@@ -15,7 +15,7 @@ import { registry } from '../src/registry/index.ts';
 import { formatLsn, parseLsn, ReplicaSet, type DatabaseStatus } from '../src/store/replicas.ts';
 import { FIXTURES, ROOT } from './helpers/app.ts';
 import { poolsOn } from './helpers/db.ts';
-import { redisAnswers } from './helpers/redis.ts';
+import { REDIS_TEST_URL, redisMissing } from './helpers/redis.ts';
 import { freePort, replayed, replicatedPair, type PgNode } from './helpers/replication.ts';
 
 /**
@@ -23,7 +23,7 @@ import { freePort, replayed, replicatedPair, type PgNode } from './helpers/repli
  * built from the embedded binaries; the server in front of them over real HTTP, paging by the
  * next links with the default page size while the databases are stopped and replay is paused.
  */
-const redisUp = await redisAnswers();
+const noRedis = await redisMissing();
 
 t.test('WAL positions and the scale-out configuration', async (t) => {
   t.equal(parseLsn('16/B374D848'), (0x16n << 32n) | 0xb374d848n);
@@ -251,8 +251,8 @@ t.test('searches on a hot standby', async (t) => {
     server.kill('SIGTERM');
   });
 
-  t.test('two instances share a key\'s rate limit through Redis', { skip: redisUp ? false : 'no Redis answering on 127.0.0.1:6379: the shared rate limit is not tested' }, async (t) => {
-    const env = { RATE_LIMIT: '4', REDIS_URL: 'redis://127.0.0.1:6379' };
+  t.test('two instances share a key\'s rate limit through Redis', { skip: noRedis ?? false }, async (t) => {
+    const env = { RATE_LIMIT: '4', REDIS_URL: REDIS_TEST_URL };
     const a = await instance(t, primary, [standby.url], { env });
     const b = await instance(t, primary, [standby.url], { env });
     await replayed(primary, standby);

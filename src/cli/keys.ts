@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { createKey, KEY_NAME_RE, KeyError, listKeys, revokeKey, type KeyInfo } from '../auth/keys.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase, type Sql } from '../db.ts';
+import { loadDotEnv } from '../env-file.ts';
 
 export const USAGE = `usage: npm run keys -- <command>
 
@@ -145,7 +146,7 @@ export async function runKeysCli(argv: string[], io: Io, opts: { sql?: Sql; env?
   try {
     if (!sql) {
       const config = loadConfig(opts.env ?? process.env);
-      const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: 2 });
+      const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, profile: { sharedBuffers: config.embeddedSharedBuffers }, max: 2 });
       sql = db.sql;
       close = () => db.close();
     }
@@ -162,6 +163,12 @@ export async function runKeysCli(argv: string[], io: Io, opts: { sql?: Sql; env?
 
 const isMain = process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (isMain) {
+  try {
+    loadDotEnv();
+  } catch (err) {
+    console.error(err instanceof ConfigError ? `configuration: ${err.message}` : `keys: ${(err as Error).message}`);
+    process.exit(1);
+  }
   runKeysCli(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l) }).then(
     (code) => process.exit(code),
     (err) => {

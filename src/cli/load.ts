@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db.ts';
+import { loadDotEnv } from '../env-file.ts';
 import { finishInterruptedBulk } from '../load/bulk.ts';
 import { failureMessage } from '../load/failure.ts';
 import { DEFAULT_CONCURRENCY, loadFiles, loaderConnections } from '../load/loader.ts';
@@ -84,9 +85,10 @@ async function main(): Promise<number> {
     console.error(skipped > 0 ? 'no file to load' : `no file to load: no .json, .ndjson or .gz file in ${args.positionals.join(', ')}`);
     return 1;
   }
+  loadDotEnv();
   const config = loadConfig();
   const totalBytes = (await Promise.all(files.map((f) => stat(f).then((s) => s.size)))).reduce((a, b) => a + b, 0);
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: loaderConnections(concurrency) });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, profile: { sharedBuffers: config.embeddedSharedBuffers }, max: loaderConnections(concurrency) });
   const tty = process.stderr.isTTY;
   const t0 = Date.now();
   try {

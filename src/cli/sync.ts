@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db.ts';
+import { loadDotEnv } from '../env-file.ts';
 import { registry } from '../registry/index.ts';
 import { TokenSystems } from '../store/token-systems.ts';
 import { finishWrites } from '../store/write.ts';
@@ -85,6 +86,7 @@ async function main(): Promise<number> {
   const retries = args.retries.trim() === '0' ? 0 : positive('retries', args.retries, true, 100);
   const maxPrune = positive('max-prune', args['max-prune'], false, 100);
   const parallel = positive('parallel', args.parallel, true, 8);
+  loadDotEnv();
   const config = loadConfig();
   const tty = process.stderr.isTTY;
   const clear = () => tty && process.stderr.write('\r\x1b[K');
@@ -99,7 +101,7 @@ async function main(): Promise<number> {
   for (const n of notes) say(n);
 
   // A connection per type written at once, and one to intern token systems outside their transactions.
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: parallel + 1 });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, profile: { sharedBuffers: config.embeddedSharedBuffers }, max: parallel + 1 });
   const systems = new TokenSystems();
   const t0 = Date.now();
   const results: TypeSummary[] = [];

@@ -137,7 +137,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
         : '') +
       'Search API over the French health directory: Practitioner, Organization and PractitionerRole (Device and HealthcareService are found through _include/_revinclude and read by id in v2). ' +
       'Every request but metadata needs the SERVICE-API-KEY header. Paging: keyset cursors in the next link; _count defaults to the server page size and larger values are clamped to its maximum. ' +
-      'Unknown parameters are ignored and left out of the self link unless Prefer: handling=strict is sent. Time zone of dates without one: UTC.',
+      'Unknown or unsupported parameters are ignored, left out of the self link and named in a warning entry (search.mode outcome) unless Prefer: handling=strict is sent. Time zone of dates without one: UTC.',
     kind: 'instance',
     ...(version === 'v2' ? { instantiates: ['http://hl7.org/fhir/uv/bulkdata/CapabilityStatement/bulk-data'] } : {}),
     software: { name: 'annuaire-fhir', version: softwareVersion },
@@ -151,7 +151,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
           'Result parameters: _count, _total (none | estimate | accurate; by default exact when cheap, omitted when counting exceeds the time budget), _summary (true, text, data, count, false), _elements, _include, _revinclude, _sort (keys per type in its searchParam), _format (JSON only), _pretty. POST [type]/_search and POST [type] with a form body are the same as GET.',
         security: {
           cors: true,
-          description: 'An API key in the SERVICE-API-KEY header is required on every interaction except metadata. Missing or invalid keys get 401; too many requests per key get 429 with Retry-After.',
+          description: 'An API key in the SERVICE-API-KEY header is required on every interaction except metadata. Missing or invalid keys get 401; too many requests in progress (or per second, where the key has a rate limit) get 429 with Retry-After.',
         },
         resource: [...resources, ...readOnly, { type: 'CodeSystem', profile: 'http://hl7.org/fhir/StructureDefinition/CodeSystem', interaction: [], operation: [LOOKUP] }],
         interaction: [],

@@ -41,7 +41,7 @@ export const ERROR_STATUSES = {
 const LOOKUP_EXAMPLE = { system: 'https://mos.esante.gouv.fr/NOS/TRE_G15-ProfessionSante/FHIR/TRE-G15-ProfessionSante', code: '10' };
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'A bad value, modifier or cursor; too many parameters or values; an unknown parameter under Prefer: handling=strict. The issue names the parameter.',
+  400: 'A bad value, modifier, cursor or percent-encoding; too many parameters or values; an unknown parameter under Prefer: handling=strict. The issue names the parameter.',
   401: 'No API key, or a key that is unknown or revoked (SERVICE-API-KEY header).',
   404: 'No resource of this type with this id.',
   405: 'POST [type] without a form body: the server is read-only.',
@@ -49,7 +49,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'The form body is larger than the server accepts.',
   414: 'The URL is longer than the server accepts: send the search as POST [type]/_search.',
   415: 'The body is not application/x-www-form-urlencoded.',
-  429: "The API key's rate limit is spent: retry after Retry-After.",
+  429: 'The API key has too many requests in progress, or has spent its rate limit: retry after Retry-After.',
   503: 'The search ran past the statement timeout, or the database is unavailable just now: retry after Retry-After.',
 };
 
@@ -86,7 +86,7 @@ function resultParameters(o: OpenApiOptions): Record<string, Json> {
       schema: { type: 'string', enum: ['true', 'text', 'data', 'count', 'false'] },
     },
     Prefer: {
-      name: 'Prefer', in: 'header', description: 'handling=strict: an unknown parameter or an unusable _sort key is a 400 instead of being ignored.',
+      name: 'Prefer', in: 'header', description: 'handling=strict: an unknown parameter or an unusable _sort key is a 400 instead of being ignored with a warning entry.',
       schema: { type: 'string', enum: ['handling=strict', 'handling=lenient'] },
     },
   };

@@ -21,7 +21,38 @@ function lookupAny(ctx: ParseContext, type: ResourceType, name: string) {
   return ctx.registry.lookup(version, type, name);
 }
 
-class Unknown extends Error {}
+/** A name this server does not know (`subject`, the whole parameter or a part of it): the message says why. */
+class Unknown extends Error {
+  constructor(readonly subject: string, reason: string) {
+    super(`${subject} ${reason}`);
+  }
+}
+
+/** The accepted name closest to a misspelt one (at most two edits away), if any. */
+function closest(name: string, names: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const candidate of names) {
+    // Levenshtein distance, one row at a time.
+    let row = Array.from({ length: candidate.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= name.length; i++) {
+      const next = [i];
+      for (let j = 1; j <= candidate.length; j++) {
+        next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (name[i - 1] === candidate[j - 1] ? 0 : 1));
+      }
+      row = next;
+    }
+    if (row[candidate.length] < bestDistance) [best, bestDistance] = [candidate, row[candidate.length]];
+  }
+  return best;
+}
+
+/** Why `code` means nothing on `type`, with the name it is likely a misspelling of. */
+function unknownParam(ctx: ParseContext, type: ResourceType, code: string): Unknown {
+  const version = VERSION_TYPES[ctx.version].includes(type) ? ctx.version : 'v2';
+  const guess = closest(code, ctx.registry.names(version, type).keys());
+  return new Unknown(code, `is not a search parameter of ${type}${guess ? ` (did you mean ${guess}?)` : ''}`);
+}
 
 function parseMissing(raw: string, name: string): boolean {
   if (raw === 'true') return true;
@@ -37,9 +68,9 @@ function parseCondition(name: string, value: string, type: ResourceType, ctx: Pa
     const parts = name.split(':');
     if (parts.length < 4) throw badRequest(`parameter ${full}: _has needs _has:Type:reference:parameter`, full);
     const [, refType, refCode] = parts;
-    if (!isType(refType)) throw new Unknown(`_has type ${refType}`);
+    if (!isType(refType)) throw new Unknown(refType, 'is not a resource type of this server');
     const param = ctx.registry.byCode(refType, refCode);
-    if (!param || param.type !== 'reference') throw new Unknown(`${refType}:${refCode}`);
+    if (!param || param.type !== 'reference') throw new Unknown(refCode, `is not a reference parameter of ${refType}`);
     if (param.target && !param.target.includes(type)) {
       throw badRequest(`parameter ${full}: ${refType}.${refCode} does not reference ${type}`, full);
     }
@@ -50,7 +81,7 @@ function parseCondition(name: string, value: string, type: ResourceType, ctx: Pa
   if (dot >= 0) {
     const [head, modifier] = name.slice(0, dot).split(':', 2);
     const param = lookupAny(ctx, type, head)?.param;
-    if (!param) throw new Unknown(head);
+    if (!param) throw unknownParam(ctx, type, head);
     if (param.type !== 'reference') throw badRequest(`parameter ${full}: ${head} is not a reference, it cannot be chained`, full);
     let target = modifier;
     if (target === undefined) {
@@ -66,7 +97,7 @@ function parseCondition(name: string, value: string, type: ResourceType, ctx: Pa
   const [code, modifier, ...more] = name.split(':');
   if (more.length) throw badRequest(`parameter ${full}: more than one modifier`, full);
   const found = lookupAny(ctx, type, code);
-  if (!found) throw new Unknown(code);
+  if (!found) throw unknownParam(ctx, type, code);
   const { param } = found;
   const raws = splitUnescaped(value, ',');
   if (raws.length > ctx.maxValuesPerParam) {
@@ -143,6 +174,11 @@ export function parseSearch(pairs: [string, string][], ctx: ParseContext): Searc
     version: ctx.version, type: ctx.type, conditions: [], count: ctx.defaultCount,
     include: [], revinclude: [], sort: [], pretty: false, applied: [], criteria: [], warnings: [],
   };
+  /** FHIR's lenient default: what cannot be applied is left out, with a warning; a 400 under handling=strict. */
+  const ignore = (message: string, name: string) => {
+    if (ctx.strict) throw notSupported(message, name);
+    req.warnings.push(`${message}; ignored`);
+  };
   const result = new Map<string, string[]>();
   for (const [name, value] of pairs) {
     if (name.includes('\u0000') || value.includes('\u0000')) {
@@ -164,7 +200,7 @@ export function parseSearch(pairs: [string, string][], ctx: ParseContext): Searc
       req.criteria.push([name, value]);
     } catch (err) {
       if (!(err instanceof Unknown)) throw err;
-      if (ctx.strict) throw notSupported(`unknown search parameter ${name} for ${ctx.type} in ${ctx.version} (${err.message})`, name);
+      ignore(err.subject === name ? err.message : `${name}: ${err.message}`, name);
     }
   }
   for (const [name, values] of result) {
@@ -229,14 +265,13 @@ export function parseSearch(pairs: [string, string][], ctx: ParseContext): Searc
         keep();
         break;
       case '_contained':
-        if (single(name, values) !== 'false' && ctx.strict) throw notSupported(`_contained=${values[0]} is not supported`, name);
+        if (single(name, values) !== 'false') ignore(`_contained=${values[0]} is not supported: contained resources are not searched`, name);
         break;
       case '_query':
         throw notSupported(`_query=${values[0]}: no named queries are defined`, name);
       default:
-        // _containedType: not supported — ignored, or refused under handling=strict
         if (name.startsWith('_include') || name.startsWith('_revinclude')) throw notSupported(`parameter ${name}: unknown modifier`, name);
-        if (ctx.strict) throw notSupported(`parameter ${name} is not supported`, name);
+        ignore(`parameter ${name} is not supported`, name); // _containedType
     }
   }
   if (req.summary === 'text' && (req.include.length || req.revinclude.length)) {

@@ -7,6 +7,7 @@ import type { Exporter } from '../export/exporter.ts';
 import { isJobId } from '../export/exporter.ts';
 import type { Job } from '../export/jobs.ts';
 import { checkPrefer, parametersPairs, parseExportParams } from '../export/request.ts';
+import { queryPairs } from '../fhir/form-encoding.ts';
 import { FhirError, notFound, outcome } from '../fhir/outcome.ts';
 import { FHIR_JSON, rootUrl } from './fhir.ts';
 import { requestKey } from './security.ts';
@@ -34,11 +35,6 @@ const keyName = (req: FastifyRequest) => {
   return key.name;
 };
 
-const queryPairs = (req: FastifyRequest): [string, string][] => {
-  const q = req.url.indexOf('?');
-  return q < 0 ? [] : [...new URLSearchParams(req.url.slice(q + 1))];
-};
-
 /** A client that accepts gzip (and did not refuse it with q=0). */
 export function acceptsGzip(header: string | string[] | undefined): boolean {
   return String(header ?? '').split(',').some((part) => {
@@ -64,7 +60,7 @@ export async function exportRoutes(app: FastifyInstance, deps: ExportRoutesDeps)
 
   const kickOff = async (req: FastifyRequest, reply: FastifyReply, body: [string, string][] | undefined) => {
     const { lenient } = checkPrefer(req.headers.prefer as string | undefined);
-    const query = queryPairs(req);
+    const query = queryPairs(req.url);
     const pairs = body ? [...query, ...body] : query;
     const parsed = parseExportParams(pairs, lenient);
     const root = rootUrl(deps, req);
@@ -77,7 +73,7 @@ export async function exportRoutes(app: FastifyInstance, deps: ExportRoutesDeps)
   app.post(KICK_OFF, (req, reply) => {
     const type = String(req.headers['content-type'] ?? '').toLowerCase();
     if (req.body === undefined || req.body === null || req.body === '') return kickOff(req, reply, []);
-    if (req.body instanceof URLSearchParams) return kickOff(req, reply, [...req.body]);
+    if (Array.isArray(req.body)) return kickOff(req, reply, req.body as [string, string][]);
     if (!type.includes('json')) throw new FhirError(415, 'not-supported', `Content-Type ${type}: a $export body is a Parameters resource (application/fhir+json)`);
     return kickOff(req, reply, parametersPairs(req.body));
   });

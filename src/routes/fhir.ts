@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import { searchBundle } from '../fhir/bundle.ts';
 import { capabilityStatement } from '../fhir/capability.ts';
 import { FhirError, notFound } from '../fhir/outcome.ts';
+import { queryPairs } from '../fhir/form-encoding.ts';
 import { parseSearch } from '../fhir/parse.ts';
 import type { Config } from '../config.ts';
 import type { Bases } from '../fhir/entries.ts';
@@ -52,7 +53,7 @@ function basesOf(root: string, version: Version): Bases {
  * Content negotiation: JSON only. `_format` (json, application/json, application/fhir+json) wins
  * over Accept; anything that asks for another format is a 406.
  */
-function checkFormat(req: FastifyRequest, pairs: [string, string][] = queryPairs(req)): void {
+function checkFormat(req: FastifyRequest, pairs: [string, string][] = queryPairs(req.url)): void {
   const formats = pairs.filter(([k]) => k === '_format').map(([, v]) => v);
   if (formats.length) {
     for (const f of formats) {
@@ -80,19 +81,13 @@ function versionHeaders(reply: FastifyReply, version: Version, root: string, typ
   }
 }
 
-/** Query string pairs in order, duplicates kept (never a framework's object-shaped req.query). */
-function queryPairs(req: FastifyRequest): [string, string][] {
-  const q = req.url.indexOf('?');
-  return q < 0 ? [] : [...new URLSearchParams(req.url.slice(q + 1))];
-}
-
 const isForm = (req: FastifyRequest) => (req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
 
 export async function fhirRoutes(app: FastifyInstance, deps: FhirRoutesDeps): Promise<void> {
   const search = async (req: FastifyRequest<{ Params: { version: string; type: string } }>, reply: FastifyReply, body: [string, string][]) => {
     const version = versionOf(req.params.version);
     const type = resourceTypeOf(version, req.params.type);
-    const query = queryPairs(req);
+    const query = queryPairs(req.url);
     checkFormat(req, query);
     const root = rootUrl(deps, req);
     const pairs = body.length ? [...query, ...body] : query;
@@ -140,7 +135,7 @@ export async function fhirRoutes(app: FastifyInstance, deps: FhirRoutesDeps): Pr
     if (req.body !== undefined && req.body !== null && !isForm(req)) {
       throw new FhirError(415, 'not-supported', `Content-Type ${req.headers['content-type']} is not accepted here: a search body is application/x-www-form-urlencoded`);
     }
-    const body = req.body instanceof URLSearchParams ? [...req.body] : [];
+    const body = Array.isArray(req.body) ? (req.body as [string, string][]) : [];
     return search(req, reply, body);
   };
   app.post<{ Params: { version: string; type: string } }>('/fhir/:version/:type/_search', postSearch);

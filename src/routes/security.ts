@@ -70,6 +70,30 @@ function unauthorized(missing: boolean): FhirError {
     : new FhirError(401, 'security', 'The API key sent in the SERVICE-API-KEY header is not valid', { 'www-authenticate': challenge });
 }
 
+/**
+ * Requests in progress per API key in this process. A client that waits for each answer before
+ * sending the next is never refused, however fast it pages; one key's flood of parallel requests
+ * is. Counted per process (WORKERS > 1: each has its own count), never through Redis.
+ */
+class InFlight {
+  private readonly counts = new Map<string, number>();
+
+  constructor(readonly max: number) {}
+
+  enter(key: string): boolean {
+    const n = this.counts.get(key) ?? 0;
+    if (n >= this.max) return false;
+    this.counts.set(key, n + 1);
+    return true;
+  }
+
+  leave(key: string): void {
+    const n = (this.counts.get(key) ?? 1) - 1;
+    if (n > 0) this.counts.set(key, n);
+    else this.counts.delete(key);
+  }
+}
+
 /** The Redis client of the shared rate-limit counters; waits (briefly) for the first connection. */
 async function connectRedis(app: FastifyInstance, url: string): Promise<Redis> {
   const redis = new Redis(url, {
@@ -153,9 +177,25 @@ export async function security(app: FastifyInstance, deps: SecurityDeps): Promis
   const open = { ...SECURITY_HEADERS };
   const openHttps = { ...open, 'strict-transport-security': 'max-age=31536000' };
 
-  /** The key verified: the request goes on, through the rate limit when its key has one. */
+  const inFlight = config.maxConcurrentPerKey > 0 ? new InFlight(config.maxConcurrentPerKey) : undefined;
+  const busy = () =>
+    new FhirError(
+      429,
+      'throttled',
+      `This API key has ${inFlight!.max} requests in progress already (MAX_CONCURRENT_PER_KEY): wait for their answers, or retry in 1 s`,
+      { 'retry-after': '1' },
+    );
+
+  /**
+   * The key verified: the request goes on, counted among its key's requests in progress until its
+   * response is done or its connection closes, then through the rate limit when its key has one.
+   */
   const admit = (req: FastifyRequest, reply: FastifyReply, key: VerifiedKey, done: (err?: Error) => void): void => {
     req.apiKey = key;
+    if (inFlight) {
+      if (!inFlight.enter(key.bucket)) return done(busy());
+      reply.raw.once('close', () => inFlight.leave(key.bucket));
+    }
     if (limitOf(req) > 0) limiter(req, reply).then(() => done(), done);
     else done();
   };
@@ -232,6 +272,28 @@ const CLIENT_ERRORS: Record<string, [number, IssueType, string]> = {
 const METHOD_START = /^[A-Z]{3,10} /;
 
 /**
+ * A request line with bytes that are not ASCII (an accent typed into a URL, sent raw as curl does):
+ * Node's parser refuses it, and no option short of its insecure parser lets it through. The answer
+ * says how to send it, with the first such parameter percent-encoded; undefined for other errors.
+ */
+function rawNonAscii(raw: unknown): { message: string; param?: string } | undefined {
+  if (!Buffer.isBuffer(raw)) return undefined;
+  const eol = raw.indexOf('\r\n');
+  const line = raw.subarray(0, eol < 0 ? raw.length : eol);
+  if (!line.some((b) => b > 0x7f)) return undefined;
+  const how = 'percent-encode it as UTF-8 (é is %C3%A9), let curl do it (curl -G --data-urlencode \'family=lefèvre\' …), or send the search as POST [type]/_search with a form body';
+  const target = line.toString('latin1').split(' ')[1] ?? '';
+  const q = target.indexOf('?');
+  const part = q < 0 ? undefined : target.slice(q + 1).split('&').find((p) => /[^\x00-\x7f]/.test(p));
+  if (part === undefined) return { message: `The request URL holds characters that are not percent-encoded: ${how}` };
+  const eq = part.indexOf('=');
+  const param = Buffer.from(eq < 0 ? part : part.slice(0, eq), 'latin1').toString('utf8');
+  const encoded = part.replace(/[^\x00-\x7f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const shown = encoded.length > 120 ? `${encoded.slice(0, 120)}…` : encoded;
+  return { param, message: `parameter ${param}: characters that are not percent-encoded: ${how}. Here: ${shown}` };
+}
+
+/**
  * Fastify's clientErrorHandler: requests that Node's HTTP parser rejects before Fastify sees them
  * (headers beyond Node's 16 KiB, a request line that never ends, malformed HTTP) get a FHIR
  * OperationOutcome instead of Fastify's default body. A header overflow whose request line alone is
@@ -243,6 +305,7 @@ export function clientErrorHandler(config: Pick<Config, 'maxUrlLength'>): NonNul
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     let [status, code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'invalid' as IssueType, 'The request is not valid HTTP'];
     const raw = err.rawPacket;
+    const unencoded = err.code === 'HPE_INVALID_URL' ? rawNonAscii(raw) : undefined;
     if (err.code === 'HPE_HEADER_OVERFLOW' && Buffer.isBuffer(raw) && METHOD_START.test(raw.subarray(0, 12).toString('latin1'))) {
       const eol = raw.indexOf('\r\n');
       if (eol < 0 || eol > config.maxUrlLength) [status, code, message] = [414, 'too-long', 'The request URL is too long'];
@@ -252,7 +315,11 @@ export function clientErrorHandler(config: Pick<Config, 'maxUrlLength'>): NonNul
       socket.destroy();
       return;
     }
-    const body = JSON.stringify(outcome('error', code, `${message} (${err.code ?? 'parse error'})`));
+    const body = JSON.stringify(
+      unencoded
+        ? outcome('error', 'invalid', unencoded.message, unencoded.param === undefined ? undefined : [unencoded.param])
+        : outcome('error', code, `${message} (${err.code ?? 'parse error'})`),
+    );
     const headers = [
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
       `content-type: ${FHIR_JSON}`,

@@ -4,11 +4,15 @@
  * §4.8 and every parameter row of §4.4–4.7 is run at least once, by GET and by POST _search, with
  * its expected ids written out by hand; paging goes through `nextPage` until it returns undefined.
  */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { CapabilityTool, Client, type FhirResource, type SearchParams } from 'fhir-kit-client';
 import t from 'tap';
-import { FIXTURES, load, testApp } from '../helpers/app.ts';
+import { FIXTURES, load, ROOT as PROJECT, testApp } from '../helpers/app.ts';
 import { LEGAL_ENTITIES, ORGANIZATIONS, PRACTITIONERS, ROLES } from '../helpers/directory-ids.ts';
 import { API_KEY, idsOf, refsOf, type A, type Entry } from '../helpers/search.ts';
 
@@ -28,6 +32,9 @@ const port = await freePort();
 const ROOT = `http://127.0.0.1:${port}`;
 const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY, PUBLIC_BASE_URL: ROOT } });
 const loaded = await load(db, [path.join(FIXTURES, 'directory')]);
+/** The statuses the server answered, in order (the README's loop must meet no 429). */
+const statuses: number[] = [];
+app.addHook('onResponse', async (_req, reply) => void statuses.push(reply.statusCode));
 await app.listen({ port, host: '127.0.0.1' });
 
 const client = new Client({ baseUrl: `${ROOT}/fhir/v2`, customHeaders: { 'SERVICE-API-KEY': API_KEY } });
@@ -342,4 +349,39 @@ t.test('API key: 401 without or with a wrong key, metadata stays open', async (t
   await rejectsWith(t, new Client({ baseUrl: `${ROOT}/fhir/v1` }).search({ resourceType: 'Organization' }), 401, 'v1 search without a key');
   const cs = await anonymous.capabilityStatement();
   t.equal(cs.resourceType, 'CapabilityStatement', 'metadata needs no key');
+});
+
+t.test("the README's fhir-kit-client code, as written, pages through every next link with the default limits", async (t) => {
+  // More Martins than fit a second's worth of pages of 20, and the five of the dataset.
+  const dir = await mkdtemp(path.join(tmpdir(), 'readme-loop-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const extra = Array.from({ length: 1200 }, (_, i) => `readme-martin-${String(i).padStart(4, '0')}`);
+  await writeFile(path.join(dir, 'martins.ndjson'), extra.map((id) => JSON.stringify({ resourceType: 'Practitioner', id, active: true, name: [{ family: 'Martin', given: ['Readme'] }] })).join('\n'));
+  t.same((await load(db, [dir])).rejects, []);
+  const expected = [...extra, 'pra-helene-martin', 'pra-paul-martin', 'pra-sophie-martinez', 'pra-louis-martineau', 'pra-bernard-martin'].sort();
+
+  // The README's block, run by node as a user would run it: only its base URL is this server's.
+  const readme = await readFile(path.join(PROJECT, 'README.md'), 'utf8');
+  const code = /```js\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  t.match(code, /client\.nextPage/, 'the README shows a paging loop');
+  const run = (root: string) =>
+    promisify(execFile)(process.execPath, ['--input-type=module', '-e', code.replace('http://localhost:8080', root)], {
+      cwd: PROJECT, env: { ...process.env, KEY: API_KEY }, timeout: 120_000, maxBuffer: 1 << 24,
+    });
+
+  statuses.length = 0;
+  const { stdout } = await run(ROOT);
+  const ids = stdout.split('\n').filter(Boolean);
+  t.same({ ids: [...ids].sort(), once: new Set(ids).size === ids.length }, { ids: expected, once: true }, 'every match once, through every next link');
+  t.ok(statuses.length > 60, `${statuses.length} requests, one page at a time`);
+  t.same(statuses.filter((s) => s !== 200), [], 'a client paging one request at a time is never throttled by default');
+
+  // Its retry honours Retry-After: the same code against a key limited to 20 requests a second.
+  const limited = await testApp(t, { db, env: { API_KEYS: API_KEY, RATE_LIMIT: '20', PUBLIC_BASE_URL: '' } });
+  const throttled: number[] = [];
+  limited.app.addHook('onResponse', async (_req, reply) => void throttled.push(reply.statusCode));
+  await limited.app.listen({ port: 0, host: '127.0.0.1' });
+  const again = await run(`http://127.0.0.1:${(limited.app.server.address() as { port: number }).port}`);
+  t.same([...again.stdout.split('\n').filter(Boolean)].sort(), expected, 'the same matches, at 20 requests a second');
+  t.ok(throttled.includes(429), 'after 429s waited out');
 });

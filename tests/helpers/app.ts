@@ -56,7 +56,7 @@ export async function testApp(
   if (opts.paths?.length) await load(db, opts.paths);
   // The count behind `total` is timed: a budget no test machine's load can exceed, so that a test
   // that expects a total does not depend on it (tests/search-count.test.ts covers the default).
-  const config = loadConfig({ PUBLIC_BASE_URL: 'http://fhir.test', CURSOR_SECRET: 'test-secret-0123456789', RATE_LIMIT: '0', TOTAL_BUDGET_MS: '5000', ...opts.env });
+  const config = loadConfig({ PUBLIC_BASE_URL: 'http://fhir.test', CURSOR_SECRET: 'test-secret-0123456789', TOTAL_BUDGET_MS: '5000', ...opts.env });
   const deps = makeDeps(config, db, registry);
   const app = await buildApp(deps);
   t.teardown(() => app.close());

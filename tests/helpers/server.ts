@@ -1,0 +1,58 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import path from 'node:path';
+import { ROOT } from './app.ts';
+
+/** A free port on the loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The real server as `npm start` runs it: its build (npm run build: dist/server.js, an esbuild
+ * bundle), as a child process of `env` (on top of this one's; undefined unsets) in `cwd` (the
+ * project by default); `ready(n)` waits for n "server ready" lines and returns how many came.
+ */
+let built = false;
+export function startServer(t: { teardown(fn: () => unknown): void }, env: Record<string, string | undefined>, cwd = ROOT) {
+  if (!built) {
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
+    built = true;
+  }
+  const merged: Record<string, string | undefined> = { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env };
+  const server = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
+    cwd,
+    env: Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined)),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  let stdout = '';
+  server.stdout.on('data', (c) => ((output += c), (stdout += c)));
+  server.stderr.on('data', (c) => (output += c));
+  const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
+  t.teardown(() => {
+    if (server.exitCode === null) server.kill('SIGKILL');
+  });
+  const ready = async (n: number) => {
+    for (let i = 0; i < 600 && (output.match(/FHIR server ready/g)?.length ?? 0) < n && server.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+    return output.match(/FHIR server ready/g)?.length ?? 0;
+  };
+  return {
+    server,
+    exited,
+    ready,
+    /** stdout and stderr, as they came. */
+    get output() {
+      return output;
+    },
+    /** stdout alone: what a person at the terminal reads (the log lines are JSON). */
+    get stdout() {
+      return stdout;
+    },
+  };
+}
