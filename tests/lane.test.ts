@@ -56,12 +56,15 @@ const req = (type: ResourceType, q: string) =>
     version: 'v2', type, registry, strict: false, bases: [], now: Date.now(), defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 50,
   });
 
-t.test('heavy: pages of more than 100, :contains, exact totals', async (t) => {
-  for (const q of ['_count=1000', '_count=101&name=mar', 'name:contains=art', 'family:contains=ar', 'active=true&_total=accurate', 'active=true&_summary=count', 'name=mar&_count=0']) {
+t.test('heavy: pages of more than 100, :contains, exact totals that must be counted', async (t) => {
+  const counted = ['active=true&name=mar&_total=accurate', 'family=martin&_summary=count', 'name=mar&active=true&_count=0', '_lastUpdated=ge2020-01-01T10:00:00Z&_total=accurate'];
+  for (const q of ['_count=1000', '_count=101&name=mar', 'name:contains=art', 'family:contains=ar', ...counted]) {
     t.equal(classify(req('Practitioner', q)), 'heavy', q);
   }
   t.equal(classify(req('PractitionerRole', 'practitioner.name:contains=art')), 'heavy', 'a :contains in a chain');
-  for (const q of ['identifier=10001010007', 'name=mar', '_count=100', 'qualification-code=SM54&_count=50', '_total=estimate']) {
+  // Totals the write path keeps are read: one counted value, or a type.
+  const kept = ['active=true&_total=accurate', 'active=true&_summary=count', 'name=mar&_count=0', '_lastUpdated=ge2020-01-01&_total=accurate', '_summary=count'];
+  for (const q of ['identifier=10001010007', 'name=mar', '_count=100', 'qualification-code=SM54&_count=50', '_total=estimate', ...kept]) {
     t.not(classify(req('Practitioner', q)), 'heavy', q);
   }
 });
