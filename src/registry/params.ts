@@ -1,10 +1,11 @@
 import type { SearchParamDef, Version } from './types.ts';
 
 /**
- * THE table of search parameters. Extractors, the query compiler, the CapabilityStatement and the
- * README's parameter list are all derived from it: adding a parameter is adding an entry here.
+ * THE table of search parameters. Extractors, the query compiler, the counts per value, the
+ * CapabilityStatement, the OpenAPI documents and docs/search-parameters.md are all derived from it:
+ * adding a parameter is adding an entry here.
  *
- * Paths follow the real data (docs/ans-research §1), not the IG's expressions where those are
+ * Paths follow the real data of the national API, not the IG's expressions where those are
  * wrong: the data-trace extension lives in `meta.extension`, the smartcard on Practitioner, and
  * `mailbox-mss` indexes only telecoms typed MSSANTE (ordinary e-mails are not MSS mailboxes).
  */
