@@ -7,7 +7,7 @@ import type { PlanHints, SearchRequest } from '../fhir/search-request.ts';
 import { hasPhase2, sortedPageQuery } from '../fhir/sort.ts';
 import type { Statement } from '../fhir/statement.ts';
 import { within } from '../timeout.ts';
-import { classify, planOnce } from './classify.ts';
+import { classify, planOnce, type SearchClass } from './classify.ts';
 import { Planner } from './planner.ts';
 import { query } from './query.ts';
 
@@ -50,14 +50,15 @@ export class SearchRunner {
    * whose plans cannot depend on its values on the pool planned once; the others on the pool
    * planned for their values.
    */
-  poolOf(req: SearchRequest, pools: Pools): Sql {
-    if (classify(req) === 'heavy') return pools.heavy;
+  poolOf(req: SearchRequest, pools: Pools, cls: SearchClass = classify(req)): Sql {
+    if (cls === 'heavy') return pools.heavy;
     return planOnce(req) && req.sort.length === 0 ? pools.generic : pools.sql;
   }
 
   /** The page after `state` (the first without it), its total when known, its includes. */
   async search(pools: Pools, req: SearchRequest, state: CursorState | undefined, bases: Bases): Promise<PageResult> {
-    const db = this.poolOf(req, pools);
+    const cls = classify(req);
+    const db = this.poolOf(req, pools, cls);
     const warnings = [...req.warnings];
     const hints = await this.planner.plan(db, req);
     if (req.count === 0 || req.summary === 'count') return { matches: noEntries, includes: noEntries, total: await countAll(db, hints, req), warnings };
@@ -65,7 +66,7 @@ export class SearchRunner {
     // else counted beside the page, within its budget, on a pool of its own. A lookup's page
     // nearly always holds its matches: it is counted after its page if not.
     const counted = countedQuery(hints, req);
-    const counting = state || req.total !== undefined || classify(req) === 'lookup' ? undefined
+    const counting = state || req.total !== undefined || cls === 'lookup' ? undefined
       : counted ? read(db, counted) : this.countFirstPage(pools.count, hints, req);
     counting?.catch(() => {});
     const keys = req.include.length > 0 || req.revinclude.length > 0;
