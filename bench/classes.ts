@@ -17,16 +17,27 @@ export interface QueryClass {
 
 /** Every query class, `deep` (the three deep-walk classes) and `mixed` (the mixed run), in the order they run. */
 export const CLASS_NAMES = [
-  'identifier', 'id', 'name-prefix', 'name-prefix-accented', 'name-family-given', 'contains', 'postalcode', 'postalcode-city',
+  'identifier', 'id', 'name-prefix', 'name-prefix-accented', 'name-family-given', 'contains', 'phonetic', 'postalcode', 'postalcode-city',
   'org-type', 'qualification', 'role', 'last-updated', 'last-updated-range', 'reference', 'chained', 'include', 'revinclude',
   'next-page', 'sorted-first', 'sorted-deep', 'deep', 'total-accurate', 'mixed',
 ] as const;
 export type ClassName = (typeof CLASS_NAMES)[number];
 
+/**
+ * The classes of one condition with one value that a client may ask broadly, and some of several
+ * conditions: how often their first pages carry a total is measured (`totals` of the report).
+ */
+export const TOTAL_SOURCES: readonly ClassName[] = ['name-prefix', 'name-prefix-accented', 'postalcode', 'org-type', 'qualification', 'role', 'last-updated', 'name-family-given', 'postalcode-city', 'last-updated-range'];
+/** Of TOTAL_SOURCES, those of one condition. */
+export const SINGLE_CONDITION: readonly ClassName[] = ['name-prefix', 'name-prefix-accented', 'postalcode', 'org-type', 'qualification', 'role', 'last-updated'];
+
 /** The classes whose first pages give the `next-page` class its paths. */
 export const NEXT_PAGE_SOURCES: readonly ClassName[] = ['name-prefix', 'postalcode', 'org-type'];
 
 type Res = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** French spellings of one sound, as a name heard on the phone may be written. */
+const SOUND_ALIKE: [RegExp, string][] = [[/ph/, 'f'], [/eau/, 'o'], [/au/, 'o'], [/([bcdfglmnprst])\1/, '$1'], [/c([aou])/, 'k$1'], [/qu/, 'k'], [/y/, 'i'], [/t$/, 'd'], [/d$/, 't'], [/ez$/, 'er']];
 
 const BASE = '/fhir/v2';
 const RPPS = 'https://rpps.esante.gouv.fr';
@@ -171,6 +182,23 @@ export function buildClasses(s: Samples, seed: number, totalNone = false): Map<C
   }
   add('contains', 'Practitioner?name:contains=<3–5 letters from inside a family name>',
     inner.map((v) => path('Practitioner', [['name:contains', v]])));
+
+  // A family name as someone who heard it may type it: as it is, a French spelling changed (same
+  // sound), or one letter off (from 5 letters).
+  const misspelt = families.map((f) => {
+    const word = f.toLowerCase();
+    const form = rng.range(0, 2);
+    if (form === 0) return f;
+    if (form === 1) {
+      const [from, to] = rng.pick(SOUND_ALIKE.filter(([re]) => re.test(word)).concat([[/$/, '']]));
+      return word.replace(from, to);
+    }
+    if (cps(word).length < 5) return f;
+    const at = rng.range(1, cps(word).length - 2);
+    return cps(word).filter((_, i) => i !== at).join('');
+  });
+  add('phonetic', 'Practitioner?phonetic=<a family name as it is, spelt otherwise with the same sound, or one letter dropped>',
+    misspelt.map((v) => path('Practitioner', [['phonetic', v]])));
 
   const orgs = s.Organization.filter((o) => o.address?.[0]?.postalCode && o.address?.[0]?.city);
   const postal = (o: Res) => String(o.address[0].postalCode).slice(0, rng.range(2, 5));

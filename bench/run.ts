@@ -20,7 +20,7 @@ import { SERVER_NODE_FLAGS } from '../src/node-flags.ts';
 import { connectPools, connectUrl, migrate, splitPool, type Sql } from '../src/db.ts';
 import { startEmbedded, type EmbeddedHandle } from '../src/embedded.ts';
 import { LOADER_CONNECTIONS } from '../src/load/loader.ts';
-import { buildClasses, CLASS_NAMES, inMixedRun, NEXT_PAGE_SOURCES, searchPath, sortedDeepStarts, type ClassName, type QueryClass } from './classes.ts';
+import { buildClasses, CLASS_NAMES, inMixedRun, NEXT_PAGE_SOURCES, searchPath, SINGLE_CONDITION, sortedDeepStarts, TOTAL_SOURCES, type ClassName, type QueryClass } from './classes.ts';
 import {
   BENCH_DIR, diskPlan, existingDataset, formatBytes, freeBytes, generateDataset, incrementalSlice, sampleResources, scaleDir,
   type Dataset,
@@ -490,6 +490,22 @@ async function main(): Promise<number> {
         name: 'sorted-deep', paths: deep.paths,
         ...variant(`the sorted-first sorts at depth ${depth.toLocaleString('en-US')} (or half the matches): a next link reached with _count=1000, taken without _count (a default page), each sort drawn as often; depths: ${at.join('; ')}`),
       }]);
+    }
+    // How often the first pages of broad searches carry a total (up to 200 paths per class, each once).
+    const sources = TOTAL_SOURCES.filter(wanted);
+    if (sources.length) {
+      log(`totals: the first pages of ${sources.join(', ')}, each once`);
+      await ensureServer('start-up');
+      result.totals = [];
+      for (const n of sources) {
+        const paths = [...new Set(all.get(n)!.paths)].slice(0, 200);
+        let withTotal = 0;
+        await fetchPaths(opts.port, paths, headers, 1, 120_000, (_, text) => {
+          if (/"total":\d/.test(text.slice(0, 600))) withTotal++;
+        });
+        result.totals.push({ class: n, single: SINGLE_CONDITION.includes(n), pages: paths.length, withTotal });
+        log(`  ${n}: ${withTotal} of ${paths.length} with a total`);
+      }
     }
     const classes: QueryClass[] = CLASS_NAMES.filter(wanted).flatMap((n) => all.get(n) ?? collected.get(n) ?? []);
     for (const c of classes) {
