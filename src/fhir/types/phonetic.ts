@@ -22,26 +22,32 @@ export interface PhoneticRow {
 
 type PhoneticCondition = Extract<Condition, { kind: 'phonetic' }>;
 
-/** One word's index rows matching at `level` or better. */
-function wordMatch(word: string, level: MatchLevel): Statement {
-  if (level === 0) return stmt`p.word = ${word}`;
-  const sound = stmt`p.sound = ${soundOf(word)}`;
-  if (level === 1 || word.length < TYPO_MIN_LENGTH) return stmt`(p.word = ${word} or ${sound})`;
-  return stmt`(p.word = ${word} or ${sound} or p.word = any(${typoVariants(word)}::text[]))`;
+/**
+ * The rids whose words match `word` at `level` or better: a union of lookups, each on its own index
+ * (a disjunction would let PostgreSQL walk the parameter's rows in key order instead). The one-typo
+ * spellings are joined as a set, not compared as an array: the planner then does not estimate each
+ * of its hundreds of values.
+ */
+function wordRows(param: number, word: string, level: MatchLevel): Statement {
+  const exact = stmt`select p.rid from phonetic_idx p where p.param = ${param} and p.word = ${word}`;
+  if (level === 0) return exact;
+  const sound = stmt`select p.rid from phonetic_idx p where p.param = ${param} and p.sound = ${soundOf(word)}`;
+  if (level === 1 || word.length < TYPO_MIN_LENGTH) return stmt`${exact} union ${sound}`;
+  const typo = stmt`select p.rid from phonetic_idx p where p.param = ${param} and p.word in (select unnest(${typoVariants(word)}::text[]))`;
+  return stmt`${exact} union ${sound} union ${typo}`;
 }
 
-/** The rids of the resources `words` matches at `level` or better (a rid may repeat). */
+/** The rids of the resources `words` match at `level` or better. */
 function valueRows(param: number, words: string[], level: MatchLevel): Statement {
-  const each = words.map((w) => stmt`select p.rid from phonetic_idx p where p.param = ${param} and ${wordMatch(w, level)}`);
+  const each = words.map((w) => stmt`select w.rid from (${wordRows(param, w, level)}) w`);
   // Several words: all of them, or the words joined as one.
-  const all = each.length === 1 ? each[0] : stmt`(${join(each, 'intersect')})`;
-  if (words.length === 1) return all;
-  return stmt`${all} union all select p.rid from phonetic_idx p where p.param = ${param} and ${wordMatch(words.join(''), level)}`;
+  if (words.length === 1) return each[0];
+  return stmt`select a.rid from (${join(each, 'intersect')}) a union select j.rid from (${wordRows(param, words.join(''), level)}) j`;
 }
 
 /** The rids the condition's values match at `level` or better. */
 function rowsUpTo(c: PhoneticCondition, level: MatchLevel): Statement {
-  return join(c.values.map((words) => valueRows(c.param.id, words, level)), 'union');
+  return join(c.values.map((words) => stmt`select v.rid from (${valueRows(c.param.id, words, level)}) v`), 'union');
 }
 
 export const phonetic: SearchType<PhoneticCondition, PhoneticRow> = {
