@@ -81,10 +81,11 @@ interface StagedLine {
   fields: string;
 }
 
-/** One changed person: its lines in input order, its digest, and its previous roles absent now. */
+/** One changed person: its lines in input order, its digest, its role ids now and its previous ones absent now. */
 interface PersonLines {
   person: string;
   digest: string;
+  roles: string[];
   dropped: string[];
   lines: StagedLine[];
 }
@@ -94,15 +95,15 @@ const ROWS = 1000;
 /** The changed persons with their lines, sorted by person (one cursor). */
 async function* changedPersons(session: Db): AsyncGenerator<PersonLines> {
   let current: PersonLines | undefined;
-  const rows = session<(StagedLine & { person: string; digest: string; dropped: string[] })[]>`
-    select c.person, c.digest, c.dropped, l.kind, l.at, l.role, l.fields
+  const rows = session<(StagedLine & { person: string; digest: string; roles: string[]; dropped: string[] })[]>`
+    select c.person, c.digest, c.roles, c.dropped, l.kind, l.at, l.role, l.fields
     from import_person_change c join import_line l on l.person = c.person
     order by c.person, l.seq`.cursor(ROWS);
   for await (const batch of rows) {
     for (const r of batch) {
       if (current?.person !== r.person) {
         if (current) yield current;
-        current = { person: r.person, digest: r.digest, dropped: r.dropped, lines: [] };
+        current = { person: r.person, digest: r.digest, roles: r.roles, dropped: r.dropped, lines: [] };
       }
       current.lines.push({ kind: r.kind, at: r.at, role: r.role, fields: r.fields });
     }
@@ -131,7 +132,6 @@ const recordOf = (line: StagedLine | StructureLine, kind: FileKind): OpenDataRec
 interface PersonResources {
   practitioner: Json;
   roles: Json[];
-  roleIds: string[];
 }
 
 /** A person's Practitioner and PractitionerRoles (one per distinct role id, from its first line). */
@@ -146,7 +146,7 @@ function personResources(p: PersonLines, lastUpdated: string): PersonResources {
     } else if (record.kind === 'savoirFaire') person.savoirFaire.push(record);
     else person.diplomas.push(record);
   }
-  return { practitioner: stamp(practitionerOf(person as Person), lastUpdated), roles: [...roles.values()], roleIds: [...roles.keys()] };
+  return { practitioner: stamp(practitionerOf(person as Person), lastUpdated), roles: [...roles.values()] };
 }
 
 // ---- incremental -------------------------------------------------------------------------------------
@@ -225,7 +225,7 @@ class Incremental {
   }
 
   async persons(session: Db): Promise<void> {
-    let batch: { p: PersonLines; practitioner: WriteEntry; roles: WriteEntry[]; roleIds: string[] }[] = [];
+    let batch: { p: PersonLines; practitioner: WriteEntry; roles: WriteEntry[] }[] = [];
     let size = 0;
     const flush = async () => {
       const b = batch;
@@ -237,7 +237,7 @@ class Incremental {
           await this.write(tx, 'persons', b.map((x) => x.practitioner), false);
           await this.write(tx, 'roles', b.flatMap((x) => x.roles), false);
           await this.write(tx, 'roles', dropped, true);
-          await markPersons(tx, b.map((x) => ({ person: x.p.person, digest: x.p.digest, roles: x.roleIds })));
+          await markPersons(tx, b.map((x) => ({ person: x.p.person, digest: x.p.digest, roles: x.p.roles })));
           this.progress(b.reduce((n, x) => n + 1 + x.roles.length + x.p.dropped.length, 0));
         }),
       );
@@ -246,7 +246,7 @@ class Incremental {
       const r = personResources(p, this.opts.lastUpdated);
       const entries = this.prepared(p.lines[0].at, [r.practitioner, ...r.roles]);
       if (!entries) continue;
-      batch.push({ p, practitioner: entries[0], roles: entries.slice(1), roleIds: r.roleIds });
+      batch.push({ p, practitioner: entries[0], roles: entries.slice(1) });
       size += entries.length + p.dropped.length;
       if (size >= this.opts.batchSize) await flush();
     }

@@ -124,7 +124,7 @@ export async function markPersons(db: Db, persons: readonly { person: string; di
   if (persons.length === 0) return;
   await db`
     insert into import_person (person, digest, roles, active)
-    select x.person, x.digest, coalesce((select array_agg(r) from jsonb_array_elements_text(x.roles) r), '{}'), true
+    select x.person, x.digest, array(select jsonb_array_elements_text(x.roles)), true
     from jsonb_to_recordset(${JSON.stringify(persons)}::text::jsonb) as x(person text, digest text, roles jsonb)
     on conflict (person) do update set digest = excluded.digest, roles = excluded.roles, active = true`;
 }

@@ -88,13 +88,15 @@ async function write(out: Writable, text: string): Promise<void> {
 /**
  * Reads `paths` into import_line by one COPY. Lines the reader or the mapper rejects are reported
  * through `events.reject` and left out. Throws OpenDataError, before any row is written, when an
- * archive is damaged.
+ * archive is damaged. `watch` guards each wait on the COPY stream: postgres.js never ends that
+ * stream when its connection closes.
  */
 export async function stageLines(
   db: Db,
   paths: readonly string[],
   events: Pick<ReadEvents, 'reject' | 'skip'>,
   onProgress?: (p: { lines: number; bytes: number; totalBytes: number }) => void,
+  watch: <T>(work: Promise<T>) => Promise<T> = (work) => work,
 ): Promise<StageSummary> {
   const summary: StageSummary = { lines: 0, staged: 0, rejected: 0, skippedFiles: 0, kinds: new Set() };
   let totalBytes = 0;
@@ -136,7 +138,7 @@ export async function stageLines(
         events.reject(record.where, err.message);
       }
       if (chunk.length >= CHUNK_CHARS) {
-        await write(out, chunk);
+        await watch(write(out, chunk));
         chunk = '';
       }
     }
@@ -146,6 +148,6 @@ export async function stageLines(
     await records.return(undefined);
     throw err;
   }
-  await finished;
+  await watch(finished);
   return summary;
 }
