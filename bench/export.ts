@@ -146,7 +146,6 @@ export async function exportBench(o: {
 /** The report's section. */
 export function renderExport(e: ExportBench): string {
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
-  const row = (name: string, s: RunStats) => `| ${name} | ${Math.round(s.rps)} | ${s.p50.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.max.toFixed(1)} | ${s.errors} |`;
   return [
     '',
     '## Bulk export ($export)',
@@ -160,10 +159,13 @@ export function renderExport(e: ExportBench): string {
     `Identifier lookups at c=16, without an export and while exports ran back to back (${e.lookups.exportsDuring} during the run): ` +
       `p99 **${e.lookups.p99Ratio.toFixed(2)} ×** (target ≤ 3 ×, no error).`,
     '',
-    '| lookups | req/s | p50 ms | p99 ms | max ms | errors |',
-    '|---|---|---|---|---|---|',
-    row('without an export', e.lookups.without),
-    row('during exports', e.lookups.during),
+    ...lookupTable([['without an export', e.lookups.without], ['during exports', e.lookups.during]]),
     '',
   ].join('\n');
+}
+
+/** A table of lookup runs (also the open-data scenario's, bench/open-data.ts). */
+export function lookupTable(runs: [string, RunStats][]): string[] {
+  const row = (name: string, s: RunStats) => `| ${name} | ${Math.round(s.rps)} | ${s.p50.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.max.toFixed(1)} | ${s.errors} |`;
+  return ['| lookups | req/s | p50 ms | p99 ms | max ms | errors |', '|---|---|---|---|---|---|', ...runs.map(([name, s]) => row(name, s))];
 }

@@ -36,6 +36,7 @@ import { CHART, evaluateTargets, renderChart, renderMarkdown, renderPerformance,
 import { deepWalk, fetchPaths, nextPages, sortedDeep } from './walk.ts';
 import { replicaScenario } from './replica.ts';
 import { mirrorScenario } from './mirror.ts';
+import { openDataScenario, renderOpenData, type OpenDataFigures } from './open-data.ts';
 
 const USAGE = `usage: npm run bench -- [options]
 
@@ -59,6 +60,9 @@ const USAGE = `usage: npm run bench -- [options]
                               server's RSS, identifier lookups at c=16 during exports (bench/export.ts)
 
   --mirror                    also mirror the database from the server with npm run sync, then a 1 % change set (bench/mirror.ts)
+
+  --open-data                 also the open-data import: npm run import of generated extracts against npm run load --bulk
+                              of the same resources, a daily re-import, lookups during an import (bench/open-data.ts)
   -h, --help`;
 
 const CONCURRENCY = [1, 16];
@@ -102,6 +106,8 @@ interface Options {
   argv: string;
   replica: boolean;
   mirror: boolean;
+  /** --open-data: the open-data import scenario (bench/open-data.ts). */
+  openData: boolean;
 }
 
 function parseOptions(argv: string[]): Options | undefined {
@@ -123,6 +129,7 @@ function parseOptions(argv: string[]): Options | undefined {
       replica: { type: 'boolean', default: false },
       export: { type: 'boolean', default: false },
       mirror: { type: 'boolean', default: false },
+      'open-data': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -158,6 +165,7 @@ function parseOptions(argv: string[]): Options | undefined {
     argv: argv.join(' '),
     replica: values.replica!,
     mirror: values.mirror!,
+    openData: values['open-data']!,
   };
 }
 
@@ -580,6 +588,14 @@ async function main(): Promise<number> {
       result.mirror = await mirrorScenario({ admin, upstreamDbUrl: mainUrl, upstream: `${base}/fhir/v2`, key: BENCH_KEY, incrementalRps: inc });
     }
 
+    let openData: OpenDataFigures | undefined;
+    if (opts.openData) {
+      openData = await openDataScenario({
+        admin, baseUrl: mainUrl, scale: opts.scale, seed: opts.seed, dir, port: opts.port + 2, headers, cursorSecret: CURSOR_SECRET,
+        apiKey: BENCH_KEY, durationS: opts.duration,
+      });
+    }
+
     // 5. EXPLAIN of the classes whose statements are the slowest (c=1 floor p99; the deep pages and
     // the accurate count are plain index scans), each on the slowest of a few sampled paths
     const worst = [...out].filter((c) => !c.name.startsWith('deep') && c.name !== 'total-accurate' && c.runs[0]?.floor)
@@ -598,7 +614,7 @@ async function main(): Promise<number> {
     loadavg['at the end'] = la();
 
     const finished = new Date();
-    const report: BenchResult & { export?: ExportBench } = {
+    const report: BenchResult & { export?: ExportBench; openData?: OpenDataFigures } = {
       date: started.toISOString().slice(0, 10),
       startedAt: started.toISOString(),
       finishedAt: finished.toISOString(),
@@ -639,6 +655,7 @@ async function main(): Promise<number> {
       targets: [],
       notes,
       export: exported,
+      openData,
     };
     notes.push(`The load generator (${loadGeneratorName(16)} at concurrency 16), the server, PostgreSQL and the SQL floor share the same 2 cores: at concurrency 16 every figure includes that contention.`);
     const runs = [...report.ceiling, ...report.classes.flatMap((c) => c.runs)].flatMap((r) => [r.http, ...(r.floor ? [r.floor] : [])])
@@ -665,7 +682,7 @@ async function main(): Promise<number> {
     const full = opts.classes.length === CLASS_NAMES.length;
     const stem = path.join(opts.out, `scale-${opts.scale}${opts.totalNone ? '-total-none' : ''}${full ? '' : '-partial'}`);
     await writeFile(`${stem}.json`, `${JSON.stringify(report, null, 2)}\n`);
-    await writeFile(`${stem}.md`, renderMarkdown(report) + (exported ? renderExport(exported) : ''));
+    await writeFile(`${stem}.md`, renderMarkdown(report) + (exported ? renderExport(exported) : '') + (openData ? renderOpenData(openData) : ''));
     log(`report: ${stem}.md (${(report.elapsedS / 60).toFixed(1)} min)`);
     // docs/performance.md shows the national figures in the default form, from the report in bench/results.
     if (opts.scale === 1 && full && !opts.totalNone && path.resolve(opts.out) === path.resolve(DEFAULT_OUT)) {

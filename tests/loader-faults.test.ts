@@ -5,7 +5,7 @@ import path from 'node:path';
 import { connectUrl } from '../src/db.ts';
 import { generate } from '../src/generate/index.ts';
 import { loaderCli } from './helpers/app.ts';
-import { testDatabase } from './helpers/db.ts';
+import { interruptWhen, testDatabase } from './helpers/db.ts';
 
 /**
  * The loader CLI when the database ends its sessions in the middle of a load (a failover, an
@@ -30,22 +30,7 @@ async function stored() {
   return { counts, h };
 }
 
-/**
- * Once `when` first holds (polled), every session of the test database but this one's is ended, and
- * again every 10 ms until `run` ends: a session that was idle the first time is not missed.
- */
-async function interrupt<T>(when: string, run: Promise<T>): Promise<{ hit: boolean; result: T }> {
-  let done = false;
-  void run.finally(() => (done = true));
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  while (!done && !(await admin.unsafe(`select (${when}) as now`))[0].now) await sleep(5);
-  const hit = !done;
-  while (!done) {
-    await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
-    await sleep(10);
-  }
-  return { hit, result: await run };
-}
+const interrupt = <T>(when: string, run: Promise<T>) => interruptWhen(admin, when, run);
 
 const scenarios = [
   {

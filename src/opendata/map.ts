@@ -231,6 +231,27 @@ export function practitionerOf(person: Person): Json {
 
 // ---- Organization ----------------------------------------------------------------------------------
 
+/** The columns of an activity line that describe its structure, the rest being the person's or the activity's. */
+const STRUCTURE_COLUMNS = [
+  'structureId', 'ancienIdentifiantStructure', 'finessSite', 'siren', 'siret', 'raisonSociale', 'enseigne',
+  'codeSecteurActivite', 'libelleSecteurActivite', 'complementDestinataire', 'complementPointGeographique', 'numeroVoie',
+  'indiceRepetitionVoie', 'codeTypeVoie', 'libelleTypeVoie', 'libelleVoie', 'mentionDistribution', 'bureauCedex', 'codePostal',
+  'codeCommune', 'libelleCommune', 'libelleDepartement', 'libellePays', 'telephone', 'telephone2', 'telecopie', 'email',
+] as const;
+
+/** What an Organization is built from: its columns, and the third part of "Autorité d'enregistrement". */
+export type StructurePart = Pick<ActivityRecord['fields'], (typeof STRUCTURE_COLUMNS)[number]> & { authority: string | null };
+
+/**
+ * The structure part of an activity line. organizationOf reads nothing else, so that two lines with
+ * the same structure part give the same Organization (the import's digests rely on it).
+ */
+export function structurePart(activity: ActivityRecord): StructurePart {
+  const part = { authority: authorities(activity.fields.autoriteEnregistrement)[2] } as StructurePart;
+  for (const key of STRUCTURE_COLUMNS) part[key] = activity.fields[key];
+  return part;
+}
+
 const HOUSE_NUMBER = /^\d+[A-Za-z]?$/;
 const BUREAU = /^(\d{5})\s+(.+)$/;
 
@@ -238,7 +259,7 @@ const BUREAU = /^(\d{5})\s+(.+)$/;
  * The structure's address as lines after the French postal norm (recipient complement, place
  * complement, street, distribution mention), the street's parts also in `_line` as in the live API.
  */
-function addressOf(f: ActivityRecord['fields']): Json | undefined {
+function addressOf(f: StructurePart): Json | undefined {
   const number = HOUSE_NUMBER.test(f.numeroVoie) ? f.numeroVoie : '';
   const street = [number, f.indiceRepetitionVoie, f.libelleTypeVoie, f.libelleVoie].filter(Boolean).join(' ');
   const bureau = BUREAU.exec(f.bureauCedex);
@@ -270,7 +291,7 @@ function addressOf(f: ActivityRecord['fields']): Json | undefined {
   return Object.keys(address).length ? address : undefined;
 }
 
-function telecomOf(f: ActivityRecord['fields']): Json[] {
+function telecomOf(f: StructurePart): Json[] {
   const out: Json[] = [];
   if (f.telephone) out.push({ system: 'phone', value: f.telephone, rank: 1 });
   if (f.telephone2) out.push({ system: 'phone', value: f.telephone2, rank: 2 });
@@ -291,7 +312,7 @@ function organizationType(slice: string, c: Coding): Json {
 export function organizationOf(activity: ActivityRecord): Json | undefined {
   const id = organizationId(activity);
   if (id === undefined) return undefined;
-  const f = activity.fields;
+  const f = structurePart(activity);
   const identifier = [officialIdentifier('RPPSRG', SYSTEM.rppsRang, id)];
   if (f.ancienIdentifiantStructure) identifier.push(officialIdentifier('IDNST', SYSTEM.idnst, f.ancienIdentifiantStructure));
   if (f.finessSite) identifier.push(officialIdentifier('FINEG', SYSTEM.finess, f.finessSite));
@@ -302,7 +323,7 @@ export function organizationOf(activity: ActivityRecord): Json | undefined {
   const resource: Json = {
     resourceType: 'Organization',
     id,
-    meta: metaOf('Organization', authorities(f.autoriteEnregistrement)[2]),
+    meta: metaOf('Organization', f.authority),
     language: 'fr',
     identifier,
     active: true,

@@ -25,6 +25,10 @@ export interface ReadEvents {
   reject(where: string, reason: string): void;
   /** A file that is not one of the extracts, said once for the file. */
   skip(file: string, reason: string): void;
+  /** The bytes there are to read (files, ZIP entries decompressed), said once before the first record. */
+  total?(bytes: number): void;
+  /** Bytes read, said as each chunk is taken. */
+  bytes?(n: number): void;
 }
 
 export const NOT_AN_EXTRACT = 'not a PS_LibreAcces extract';
@@ -32,6 +36,7 @@ export const NO_HEADER = `${NOT_AN_EXTRACT} (no header line)`;
 
 interface Source {
   name: string;
+  size: number;
   chunks(): AsyncIterable<Buffer>;
 }
 
@@ -45,7 +50,8 @@ export async function* readOpenData(paths: readonly string[], events: ReadEvents
   try {
     const sources = await sourcesOf(paths, archives);
     for (const a of archives) await verifyZip(a);
-    for (const source of sources) yield* recordsOf(source.name, source.chunks(), events);
+    events.total?.(sources.reduce((n, s) => n + s.size, 0));
+    for (const source of sources) yield* recordsOf(source.name, counted(source.chunks(), events.bytes), events);
   } finally {
     for (const a of archives) a.close();
   }
@@ -67,12 +73,19 @@ async function sourcesOf(paths: readonly string[], archives: ZipArchive[]): Prom
     if (await isZip(file)) {
       const archive = await openZip(file);
       archives.push(archive);
-      for (const e of archive.entries) sources.push({ name: `${file}!${e.name}`, chunks: () => e.chunks() });
+      for (const e of archive.entries) sources.push({ name: `${file}!${e.name}`, size: e.size, chunks: () => e.chunks() });
     } else {
-      sources.push({ name: file, chunks: () => createReadStream(file, { highWaterMark: 1 << 20 }) });
+      sources.push({ name: file, size: (await stat(file)).size, chunks: () => createReadStream(file, { highWaterMark: 1 << 20 }) });
     }
   }
   return sources;
+}
+
+async function* counted(chunks: AsyncIterable<Buffer>, bytes: ((n: number) => void) | undefined): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) {
+    bytes?.(chunk.length);
+    yield chunk;
+  }
 }
 
 /** The fields of a line: `|`-separated, the empty field after a final `|` dropped. */

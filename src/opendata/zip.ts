@@ -9,6 +9,8 @@ export class OpenDataError extends Error {
 
 export interface ZipEntry {
   name: string;
+  /** its size once decompressed, as the archive's directory says. */
+  size: number;
   /** The entry's bytes, decompressed; throws OpenDataError at the end when its CRC-32 is wrong. */
   chunks(): AsyncGenerator<Buffer>;
 }
@@ -63,6 +65,7 @@ function zipEntry(file: string, zip: yauzl.ZipFile, entry: yauzl.Entry): ZipEntr
   const where = `${file}!${entry.fileName}`;
   return {
     name: entry.fileName,
+    size: entry.uncompressedSize,
     async *chunks() {
       let crc = 0;
       try {

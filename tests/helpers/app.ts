@@ -15,10 +15,16 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const FIXTURES = path.join(ROOT, 'fixtures');
 export const SHARED_EXAMPLES = path.resolve(ROOT, '..', 'shared', 'ans-ig', 'examples');
 
-/** The loader CLI, as `npm run load` starts it, on the test database. */
-export function loaderCli(db: Database, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A CLI of src/cli, started as its npm script starts it, on the test database; `onStart` gets its pid. */
+export function runCli(db: Database, script: string, args: string[], onStart?: (pid: number) => void): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...LOADER_NODE_FLAGS, '--import', 'tsx', path.join(ROOT, 'src/cli/load.ts'), ...args], {
+    const child = spawn(process.execPath, [...LOADER_NODE_FLAGS, '--import', 'tsx', path.join(ROOT, script), ...args], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: db.url },
     });
@@ -28,8 +34,12 @@ export function loaderCli(db: Database, args: string[]): Promise<{ code: number 
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    onStart?.(child.pid!);
   });
 }
+
+/** The loader CLI, as `npm run load` starts it, on the test database. */
+export const loaderCli = (db: Database, args: string[]): Promise<CliRun> => runCli(db, 'src/cli/load.ts', args);
 
 /** Loads files or folders with the real loader; rejects are collected, not thrown. */
 export async function load(db: Database, paths: string[], opts: Parameters<typeof loadFiles>[3] = {}): Promise<LoadSummary & { rejects: string[] }> {

@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { connectPools, endPools, migrate, openDatabase, type Database } from '../../src/db.ts';
+import { connectPools, endPools, migrate, openDatabase, type Database, type Sql } from '../../src/db.ts';
 import { startEmbedded } from '../../src/embedded.ts';
 
 /**
@@ -85,4 +85,25 @@ export function poolsOn(t: Teardown, url: string, opts: { statementTimeoutMs?: n
   const close = () => endPools(pools, 1);
   t.teardown(close);
   return { ...pools, url, embedded: false, close };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Once `when` (an SQL boolean, polled on `admin`) first holds while `run` runs, every session of the
+ * database but the admin's is ended (a failover, an administrator), and again every 10 ms until
+ * `run` ends, so that a session idle the first time is not missed; or, with `kill`, that is called
+ * once instead (the process killed). `hit` says whether `when` held before `run` ended.
+ */
+export async function interruptWhen<T>(admin: Sql, when: string, run: Promise<T>, kill?: () => void): Promise<{ hit: boolean; result: T }> {
+  let done = false;
+  void run.finally(() => (done = true));
+  while (!done && !(await admin.unsafe(`select (${when}) as now`))[0].now) await sleep(5);
+  const hit = !done;
+  if (hit && kill) kill();
+  while (!done && !kill) {
+    await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+    await sleep(10);
+  }
+  return { hit, result: await run };
 }

@@ -1,0 +1,142 @@
+import { parseArgs } from 'node:util';
+import cliProgress from 'cli-progress';
+import { ConfigError, loadConfig } from '../config.ts';
+import { classifyDbError } from '../db-errors.ts';
+import { openDatabase } from '../db.ts';
+import { BulkIncomplete } from '../load/bulk.ts';
+import { DEFAULT_CONCURRENCY } from '../load/loader.ts';
+import { importConnections, importOpenData, ImportRefused, OpenDataError, SnapshotRefused, type ImportProgress, type ImportSummary } from '../opendata/import.ts';
+import { MAX_GONE_SHARE, TYPE_NAMES, type DiffType } from '../opendata/snapshot.ts';
+
+const USAGE = `usage: npm run import -- [--force] [--batch-size N] [--concurrency N] <PS_LibreAcces.zip | folder | file>...
+
+Imports the RPPS open-data extracts (PS_LibreAcces: Personne_activite, SavoirFaire, Dipl_AutExerc;
+the downloaded ZIP, a folder or the files) into DATABASE_URL or the embedded database in DATA_DIR,
+as Practitioner, Organization and PractitionerRole. Each import is the directory as of its files:
+what is unchanged is not written, what changed gets a new version, what is absent becomes
+inactive. Safe while the server serves; one import at a time.
+  --force          deactivate even more than ${MAX_GONE_SHARE * 100} % of a type's active resources (refused
+                   otherwise: a truncated download must not empty the directory)
+  --batch-size N   resources per transaction (default 1000)
+  --concurrency N  transactions at once (default ${DEFAULT_CONCURRENCY})
+Exit code: 0 imported, 2 imported but some lines rejected (file:line: reason), 1 failure or refusal
+(nothing of this import was written, or, if the database went away, what was written is kept and
+the same command finishes it).`;
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+function integer(name: string, raw: string, max: number): number {
+  const v = Number(raw);
+  if (!Number.isInteger(v) || v < 1 || v > max) throw new UsageError(`--${name} must be an integer between 1 and ${max}, got "${raw}"`);
+  return v;
+}
+
+class UsageError extends Error {}
+
+/** One line saying why the import stopped and what is stored. */
+function failureMessage(err: unknown): string {
+  if (err instanceof ImportRefused || err instanceof SnapshotRefused) return `import refused: ${err.message}.`;
+  if (err instanceof OpenDataError) return `import failed: ${err.message}. Nothing was written.`;
+  const cause = err instanceof BulkIncomplete ? err.cause : err;
+  const text = cause instanceof Error ? cause.message : String(cause);
+  const what = classifyDbError(cause) ? `the database went away or did not answer (${text})` : text;
+  return `import failed: ${what}. What was written is kept, with the state that describes it: run the same import again to finish it.`;
+}
+
+/** The progress bar on a terminal (nothing elsewhere), and lines printed above it. */
+class Progress {
+  private readonly bars = process.stderr.isTTY
+    ? new cliProgress.MultiBar(
+        { format: '{phase} [{bar}] {percentage}% | {what} | {rate}/s | ETA {eta_formatted}', hideCursor: true, clearOnComplete: true, etaBuffer: 100 },
+        cliProgress.Presets.shades_classic,
+      )
+    : undefined;
+  private bar: cliProgress.SingleBar | undefined;
+  private phase: ImportProgress['phase'] | undefined;
+  private t0 = Date.now();
+
+  update(p: ImportProgress): void {
+    if (!this.bars) return;
+    if (p.phase !== this.phase) {
+      if (this.bar) this.bars.remove(this.bar);
+      this.phase = p.phase;
+      this.t0 = Date.now();
+      this.bar = this.bars.create(Math.max(p.total ?? 0, 1), 0);
+    }
+    const s = Math.max((Date.now() - this.t0) / 1000, 0.001);
+    const payload = p.phase === 'read'
+      ? { phase: 'reading', what: `${fmt(p.lines ?? 0)} lines`, rate: fmt(Math.round((p.lines ?? 0) / s)) }
+      : { phase: 'writing', what: `${fmt(p.done)} of ${fmt(p.total ?? 0)} resources`, rate: fmt(Math.round(p.done / s)) };
+    this.bar!.setTotal(Math.max(p.total ?? 0, p.done, 1));
+    this.bar!.update(p.done, payload);
+  }
+
+  say(line: string): void {
+    if (this.bars) this.bars.log(`${line}\n`);
+    else console.error(line);
+  }
+
+  stop(): void {
+    this.bars?.stop();
+  }
+}
+
+function report(s: ImportSummary): string {
+  const lines = (Object.keys(TYPE_NAMES) as DiffType[]).map((t) => {
+    const c = s.counts[t];
+    return `${TYPE_NAMES[t].label}: ${fmt(c.new)} new, ${fmt(c.changed)} changed, ${fmt(c.deactivated)} deactivated, ${fmt(c.unchanged)} unchanged`;
+  });
+  lines.push(
+    `${fmt(s.lines)} lines read, ${fmt(s.rejected)} rejected${s.skippedFiles ? `, ${s.skippedFiles} file(s) skipped` : ''}; ` +
+      `${s.path === 'bulk' ? 'first import (bulk load)' : 'import'} as of ${s.startedAt.toISOString()} in ${(s.elapsedMs / 1000).toFixed(1)} s`,
+  );
+  return lines.join('\n');
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs({
+    allowPositionals: true,
+    options: {
+      force: { type: 'boolean', default: false },
+      'batch-size': { type: 'string', default: '1000' },
+      concurrency: { type: 'string', default: String(DEFAULT_CONCURRENCY) },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (args.values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (args.positionals.length === 0) throw new UsageError(USAGE);
+  const batchSize = integer('batch-size', args.values['batch-size'], 100_000);
+  const concurrency = integer('concurrency', args.values.concurrency, 16);
+  const config = loadConfig();
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: importConnections(concurrency) });
+  const progress = new Progress();
+  try {
+    const summary = await importOpenData(db.sql, args.positionals, {
+      batchSize,
+      concurrency,
+      force: args.values.force,
+      onReject: (where, reason) => progress.say(`${where}: ${reason}`),
+      onSkip: (file, reason) => progress.say(`${file}: skipped: ${reason}`),
+      onNote: (message) => progress.say(message),
+      onProgress: (p) => progress.update(p),
+    });
+    progress.stop();
+    console.log(report(summary));
+    return summary.rejected > 0 ? 2 : 0;
+  } finally {
+    progress.stop();
+    await db.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    console.error(err instanceof ConfigError ? `configuration: ${err.message}` : usage ? (err as Error).message : failureMessage(err));
+    process.exit(1);
+  },
+);

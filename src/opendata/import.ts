@@ -1,0 +1,188 @@
+import type postgres from 'postgres';
+import type { Sql } from '../db.ts';
+import { finishInterruptedBulk } from '../load/bulk.ts';
+import { loaderConnections } from '../load/loader.ts';
+import { registry as defaultRegistry, type Registry } from '../registry/index.ts';
+import { finishWrites } from '../store/write.ts';
+import { KINDS, type FileKind } from './columns.ts';
+import { publishBulk, publishIncremental, type ImportCounts } from './publish.ts';
+import { OpenDataError } from './read.ts';
+import { checkGone, diffSnapshot, SnapshotRefused, TYPE_NAMES, type DiffType, type SnapshotDiff } from './snapshot.ts';
+import { createStaging, dropStaging, stageLines, type StageSummary } from './stage.ts';
+
+/**
+ * One import of the open-data extracts (`npm run import`): the directory as of its files.
+ *
+ * 1. Under an advisory lock (one import at a time per database), a row in import_run.
+ * 2. Stage every line in PostgreSQL (src/opendata/stage.ts).
+ * 3. Diff the snapshot against the last import's state (src/opendata/snapshot.ts); refuse to
+ *    deactivate more than 5 % of a type without `force`, before anything is written.
+ * 4. Write what changed (src/opendata/publish.ts): by the bulk loader into a database without
+ *    resources, else in batches through the loader's write path, while the server serves.
+ * 5. Finish the writes (counts compacted, statistics), drop the staging tables, close the run.
+ *
+ * A run killed anywhere converges when run again: the staging is made anew, and the state rows are
+ * committed with the resources they describe.
+ */
+
+/** Advisory lock of the import (bulk loads take 724012, migrations 724011). */
+const IMPORT_LOCK = 724013;
+
+/** Connections an import needs: the loader's (batch transactions, interning, a bulk load), and its locked session. */
+export const importConnections = (concurrency: number): number => loaderConnections(concurrency) + 1;
+
+/** Another import holds the lock: nothing was done. */
+export class ImportRefused extends Error {
+  override name = 'ImportRefused';
+}
+
+export { OpenDataError, SnapshotRefused };
+
+export interface ImportProgress {
+  phase: 'read' | 'write';
+  done: number;
+  /** read: bytes (done as well); write: resources to write, when known. */
+  total?: number;
+  /** read: lines read so far. */
+  lines?: number;
+}
+
+export interface ImportOptions {
+  registry?: Registry;
+  batchSize?: number;
+  concurrency?: number;
+  /** deactivate even beyond MAX_GONE_SHARE of a type. */
+  force?: boolean;
+  /** a line or resource left out, as `where: reason`. */
+  onReject(where: string, reason: string): void;
+  /** a file that is not an extract. */
+  onSkip(file: string, reason: string): void;
+  onProgress?(p: ImportProgress): void;
+  /** something an operator should know that is not a failure (a kind of file missing, an index built). */
+  onNote?(message: string): void;
+  /** the run's time (meta.lastUpdated of what it writes); now by default. */
+  now?: Date;
+}
+
+export interface ImportSummary {
+  startedAt: Date;
+  elapsedMs: number;
+  /** 'bulk' for a first import into a database without resources. */
+  path: 'bulk' | 'incremental';
+  lines: number;
+  /** lines, and resources the write path refused. */
+  rejected: number;
+  skippedFiles: number;
+  counts: ImportCounts;
+}
+
+/** Holds the import lock on a connection of its own (its backend's pid with it), or refuses. */
+async function lock(sql: Sql): Promise<{ session: postgres.ReservedSql; pid: number }> {
+  const session = await sql.reserve();
+  try {
+    const [{ locked, pid }] = await session<{ locked: boolean; pid: number }[]>`select pg_try_advisory_lock(${IMPORT_LOCK}) as locked, pg_backend_pid() as pid`;
+    if (locked) return { session, pid };
+  } catch (err) {
+    session.release();
+    throw err;
+  }
+  session.release();
+  throw new ImportRefused('another import is running on this database');
+}
+
+/** Waits for `work`, checking every second that the backend `pid` is still there (a wait the driver would not end). */
+async function whileAlive<T>(sql: Sql, pid: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  for (;;) {
+    const tick = new Promise<'tick'>((resolve) => (timer = setTimeout(resolve, 1000, 'tick')));
+    const r = await Promise.race([work.then((value) => ({ value })), tick]).finally(() => clearTimeout(timer));
+    if (r !== 'tick') return r.value;
+    const [{ alive }] = await sql<{ alive: boolean }[]>`select exists (select 1 from pg_stat_activity where pid = ${pid}) as alive`;
+    if (!alive) throw Object.assign(new Error(`the import's database session (backend ${pid}) was ended`), { code: 'CONNECTION_CLOSED' });
+  }
+}
+
+async function unlock(session: postgres.ReservedSql): Promise<void> {
+  try {
+    await session`select pg_advisory_unlock(${IMPORT_LOCK})`;
+  } finally {
+    session.release();
+  }
+}
+
+function closeRun(sql: Sql, id: string, outcome: 'done' | 'failed' | 'refused', counts: object): Promise<unknown> {
+  return sql`update import_run set finished_at = now(), outcome = ${outcome}, counts = ${sql.json(counts as never)} where id = ${id}`;
+}
+
+/** The unchanged of each type: in the snapshot, neither new nor changed. */
+function withUnchanged(counts: ImportCounts, diff: SnapshotDiff): ImportCounts {
+  for (const t of Object.keys(TYPE_NAMES) as DiffType[]) counts[t].unchanged = diff[t].snapshot - counts[t].new - counts[t].changed;
+  return counts;
+}
+
+/** Imports the extracts under `paths` into the database of `sql` (a pool of importConnections(concurrency)). */
+export async function importOpenData(sql: Sql, paths: readonly string[], opts: ImportOptions): Promise<ImportSummary> {
+  const registry = opts.registry ?? defaultRegistry;
+  const batchSize = opts.batchSize ?? 1000;
+  const concurrency = opts.concurrency ?? 3;
+  const note = opts.onNote ?? (() => {});
+  await finishInterruptedBulk(sql, note);
+  const { session, pid } = await lock(sql);
+  try {
+    // A run still 'running' while the lock is free was killed.
+    await session`update import_run set outcome = 'failed', finished_at = now() where outcome = 'running'`;
+    const startedAt = opts.now ?? new Date();
+    const [{ id }] = await session<{ id: string }[]>`insert into import_run (started_at, outcome) values (${startedAt}, 'running') returning id::text`;
+    let stage: StageSummary | undefined;
+    try {
+      await createStaging(session);
+      stage = await stageLines(session, paths, { reject: opts.onReject, skip: opts.onSkip }, (p) =>
+        opts.onProgress?.({ phase: 'read', done: p.bytes, total: p.totalBytes, lines: p.lines }),
+      (work) => whileAlive(sql, pid, work));
+      if (stage.kinds.size === 0) throw new OpenDataError(`no PS_LibreAcces extract in ${paths.join(', ')}`);
+      for (const kind of Object.keys(KINDS) as FileKind[]) {
+        if (!stage.kinds.has(kind)) note(`no ${KINDS[kind].file} file among the inputs: the snapshot has none of its lines`);
+      }
+      const [{ empty }] = await session<{ empty: boolean }[]>`select not exists (select 1 from resource) as empty`;
+      // A database without resources starts afresh, whatever state an earlier one left.
+      if (empty) {
+        await session`delete from import_person`;
+        await session`delete from import_structure`;
+      }
+      const diff = await diffSnapshot(session);
+      checkGone(diff, opts.force === true);
+      const toWrite = empty
+        ? diff.persons.snapshot + diff.roles.snapshot + diff.structures.snapshot
+        : diff.persons.changed + diff.roles.changed + diff.structures.changed + diff.persons.gone + diff.roles.gone + diff.structures.gone;
+      const publishOpts = {
+        registry,
+        lastUpdated: startedAt.toISOString(),
+        batchSize,
+        concurrency,
+        onReject: opts.onReject,
+        onProgress: (done: number) => opts.onProgress?.({ phase: 'write', done, total: toWrite }),
+      };
+      const published = empty ? await publishBulk(sql, session, publishOpts) : await publishIncremental(sql, session, publishOpts);
+      await finishWrites(sql, empty ? 0 : published.written);
+      await dropStaging(session);
+      const summary: ImportSummary = {
+        startedAt,
+        elapsedMs: Date.now() - startedAt.getTime(),
+        path: empty ? 'bulk' : 'incremental',
+        lines: stage.lines,
+        rejected: stage.rejected + published.rejected,
+        skippedFiles: stage.skippedFiles,
+        counts: withUnchanged(published.counts, diff),
+      };
+      await closeRun(session, id, 'done', { ...summary, startedAt: undefined });
+      return summary;
+    } catch (err) {
+      const counts = stage ? { lines: stage.lines, rejected: stage.rejected, skippedFiles: stage.skippedFiles } : {};
+      await closeRun(session, id, err instanceof SnapshotRefused ? 'refused' : 'failed', { ...counts, error: (err as Error).message }).catch(() => {});
+      await dropStaging(session).catch(() => {});
+      throw err;
+    }
+  } finally {
+    await unlock(session).catch(() => session.release());
+  }
+}

@@ -1,0 +1,394 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { once } from 'node:events';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { finished } from 'node:stream/promises';
+import type { Db, Sql } from '../db.ts';
+import { ExtractError } from '../fhir/extract.ts';
+import { InvalidResource } from '../fhir/resource.ts';
+import { loadFiles } from '../load/loader.ts';
+import { preparePut } from '../load/prepare.ts';
+import type { Registry, ResourceType } from '../registry/index.ts';
+import { loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
+import { TokenSystems } from '../store/token-systems.ts';
+import type { FileKind } from './columns.ts';
+import { organizationOf, practitionerOf, roleOf, type Person } from './map.ts';
+import type { ActivityRecord, DiplomaRecord, OpenDataRecord, SavoirFaireRecord } from './read.ts';
+import { markPersons, markPersonsGone, markStructures, markStructuresGone, replaceState, type DiffType } from './snapshot.ts';
+
+/**
+ * Writes what a snapshot changed (src/opendata/snapshot.ts) as resources, each with
+ * meta.lastUpdated = the run's start and versionId "1" (the write path numbers the versions).
+ *
+ * Incremental (the database holds resources): the changed persons' lines are read back sorted by
+ * person, mapped, and written through the loader's write path in batches, a few transactions at
+ * once; each transaction also writes the state rows of what it holds, so a killed run leaves state
+ * that matches the database and a rerun writes what is still marked changed. Deactivation reads the
+ * stored resource and writes it again with `active: false`.
+ *
+ * First import (no resource at all): the mapped resources go through a temporary NDJSON file into
+ * the bulk loader (COPY, indexes built at the end); the state is then filled from the staging tables.
+ */
+
+type Json = Record<string, unknown>;
+
+export interface TypeCounts {
+  new: number;
+  changed: number;
+  deactivated: number;
+  unchanged: number;
+}
+export type ImportCounts = Record<DiffType, TypeCounts>;
+
+export interface PublishOptions {
+  registry: Registry;
+  /** meta.lastUpdated of everything written: the run's start. */
+  lastUpdated: string;
+  batchSize: number;
+  /** batch transactions at once. */
+  concurrency: number;
+  /** a resource the write path refuses: `where` is the first line of its person or structure. */
+  onReject(where: string, reason: string): void;
+  /** resources handled so far (written or found unchanged). */
+  onProgress?(done: number): void;
+}
+
+export interface Published {
+  counts: ImportCounts;
+  /** resources given a new version (new, changed, deactivated). */
+  written: number;
+  rejected: number;
+}
+
+const RESOURCE_OF: Record<DiffType, ResourceType> = { persons: 'Practitioner', structures: 'Organization', roles: 'PractitionerRole' };
+
+const emptyTypeCounts = (): ImportCounts => ({
+  persons: { new: 0, changed: 0, deactivated: 0, unchanged: 0 },
+  structures: { new: 0, changed: 0, deactivated: 0, unchanged: 0 },
+  roles: { new: 0, changed: 0, deactivated: 0, unchanged: 0 },
+});
+
+const stamp = (resource: Json, lastUpdated: string): Json => ({ ...resource, meta: { versionId: '1', lastUpdated, ...(resource.meta as Json) } });
+
+// ---- reading the staged lines back ------------------------------------------------------------------
+
+interface StagedLine {
+  kind: FileKind;
+  at: string;
+  role: string | null;
+  fields: string;
+}
+
+/** One changed person: its lines in input order, its digest, its role ids now and its previous ones absent now. */
+interface PersonLines {
+  person: string;
+  digest: string;
+  roles: string[];
+  dropped: string[];
+  lines: StagedLine[];
+}
+
+const ROWS = 1000;
+
+/** The changed persons with their lines, sorted by person (one cursor). */
+async function* changedPersons(session: Db): AsyncGenerator<PersonLines> {
+  let current: PersonLines | undefined;
+  const rows = session<(StagedLine & { person: string; digest: string; roles: string[]; dropped: string[] })[]>`
+    select c.person, c.digest, c.roles, c.dropped, l.kind, l.at, l.role, l.fields
+    from import_person_change c join import_line l on l.person = c.person
+    order by c.person, l.seq`.cursor(ROWS);
+  for await (const batch of rows) {
+    for (const r of batch) {
+      if (current?.person !== r.person) {
+        if (current) yield current;
+        current = { person: r.person, digest: r.digest, roles: r.roles, dropped: r.dropped, lines: [] };
+      }
+      current.lines.push({ kind: r.kind, at: r.at, role: r.role, fields: r.fields });
+    }
+  }
+  if (current) yield current;
+}
+
+interface StructureLine {
+  structure: string;
+  digest: string;
+  at: string;
+  fields: string;
+}
+
+/** The changed structures, each with its first activity line in input order. */
+function changedStructures(session: Db): AsyncIterable<StructureLine[]> {
+  return session<StructureLine[]>`
+    select distinct on (l.structure) l.structure, c.digest, l.at, l.fields
+    from import_line l join import_structure_change c on c.structure = l.structure
+    order by l.structure, l.seq`.cursor(ROWS);
+}
+
+const recordOf = (line: StagedLine | StructureLine, kind: FileKind): OpenDataRecord =>
+  ({ kind, where: line.at, fields: JSON.parse(line.fields) }) as OpenDataRecord;
+
+interface PersonResources {
+  practitioner: Json;
+  roles: Json[];
+}
+
+/** A person's Practitioner and PractitionerRoles (one per distinct role id, from its first line). */
+function personResources(p: PersonLines, lastUpdated: string): PersonResources {
+  const person: { activities: ActivityRecord[]; savoirFaire: SavoirFaireRecord[]; diplomas: DiplomaRecord[] } = { activities: [], savoirFaire: [], diplomas: [] };
+  const roles = new Map<string, Json>();
+  for (const line of p.lines) {
+    const record = recordOf(line, line.kind);
+    if (record.kind === 'activity') {
+      person.activities.push(record);
+      if (!roles.has(line.role!)) roles.set(line.role!, stamp(roleOf(record), lastUpdated));
+    } else if (record.kind === 'savoirFaire') person.savoirFaire.push(record);
+    else person.diplomas.push(record);
+  }
+  return { practitioner: stamp(practitionerOf(person as Person), lastUpdated), roles: [...roles.values()] };
+}
+
+// ---- incremental -------------------------------------------------------------------------------------
+
+/** At most `width` jobs at once; the first failure is thrown by the next submit or by drain. */
+class Writers {
+  private readonly inflight = new Set<Promise<void>>();
+  private failure: unknown;
+
+  constructor(private readonly width: number) {}
+
+  async submit(job: () => Promise<void>): Promise<void> {
+    while (this.inflight.size >= this.width) await Promise.race(this.inflight);
+    if (this.failure) throw this.failure;
+    const p: Promise<void> = job()
+      .catch((err) => void (this.failure ??= err))
+      .finally(() => this.inflight.delete(p));
+    this.inflight.add(p);
+  }
+
+  async drain(): Promise<void> {
+    await Promise.all(this.inflight);
+    if (this.failure) throw this.failure;
+  }
+}
+
+class Incremental {
+  readonly counts = emptyTypeCounts();
+  written = 0;
+  rejected = 0;
+  private done = 0;
+  private readonly systems = new TokenSystems();
+  private readonly writers: Writers;
+
+  constructor(private readonly sql: Sql, private readonly opts: PublishOptions) {
+    this.writers = new Writers(opts.concurrency);
+  }
+
+  /** Writes entries of one type within `tx`, counted as puts (new or changed) or as deactivations. */
+  private async write(tx: Db, type: DiffType, entries: WriteEntry[], deactivation: boolean): Promise<void> {
+    if (entries.length === 0) return;
+    const c: WriteCounts = await writeBatch(this.sql, this.opts.registry, this.systems, entries, tx);
+    const t = this.counts[type];
+    if (deactivation) t.deactivated += c.updated;
+    else {
+      t.new += c.inserted;
+      t.changed += c.updated;
+    }
+    this.written += c.inserted + c.updated;
+  }
+
+  /** The stored resources of `ids` that are active, made inactive (a new version as of this run). */
+  private async deactivations(tx: Db, type: DiffType, ids: string[]): Promise<WriteEntry[]> {
+    if (ids.length === 0) return [];
+    const rows = await tx<{ content: Json }[]>`select content from resource where type = ${RESOURCE_OF[type]} and id = any(${ids}::text[])`;
+    return rows
+      .filter((r) => r.content.active !== false)
+      .map((r) => preparePut(this.opts.registry, { ...r.content, active: false, meta: { ...(r.content.meta as Json), lastUpdated: this.opts.lastUpdated } }));
+  }
+
+  private progress(n: number): void {
+    this.done += n;
+    this.opts.onProgress?.(this.done);
+  }
+
+  /** Prepares a group's resources; a resource the write path refuses leaves its whole group out (its state unchanged). */
+  private prepared(where: string, resources: Json[]): WriteEntry[] | undefined {
+    try {
+      return resources.map((r) => preparePut(this.opts.registry, r));
+    } catch (err) {
+      if (!(err instanceof InvalidResource || err instanceof ExtractError)) throw err;
+      this.rejected++;
+      this.opts.onReject(where, err.message);
+      return undefined;
+    }
+  }
+
+  async persons(session: Db): Promise<void> {
+    let batch: { p: PersonLines; practitioner: WriteEntry; roles: WriteEntry[] }[] = [];
+    let size = 0;
+    const flush = async () => {
+      const b = batch;
+      batch = [];
+      size = 0;
+      await this.writers.submit(() =>
+        loaderTx(this.sql, async (tx) => {
+          const dropped = await this.deactivations(tx, 'roles', b.flatMap((x) => x.p.dropped));
+          await this.write(tx, 'persons', b.map((x) => x.practitioner), false);
+          await this.write(tx, 'roles', b.flatMap((x) => x.roles), false);
+          await this.write(tx, 'roles', dropped, true);
+          await markPersons(tx, b.map((x) => ({ person: x.p.person, digest: x.p.digest, roles: x.p.roles })));
+          this.progress(b.reduce((n, x) => n + 1 + x.roles.length + x.p.dropped.length, 0));
+        }),
+      );
+    };
+    for await (const p of changedPersons(session)) {
+      const r = personResources(p, this.opts.lastUpdated);
+      const entries = this.prepared(p.lines[0].at, [r.practitioner, ...r.roles]);
+      if (!entries) continue;
+      batch.push({ p, practitioner: entries[0], roles: entries.slice(1) });
+      size += entries.length + p.dropped.length;
+      if (size >= this.opts.batchSize) await flush();
+    }
+    if (batch.length) await flush();
+    await this.writers.drain();
+  }
+
+  async structures(session: Db): Promise<void> {
+    for await (const lines of changedStructures(session)) {
+      const ok: { structure: string; digest: string; entry: WriteEntry }[] = [];
+      for (const line of lines) {
+        const entries = this.prepared(line.at, [stamp(organizationOf(recordOf(line, 'activity') as ActivityRecord)!, this.opts.lastUpdated)]);
+        if (entries) ok.push({ structure: line.structure, digest: line.digest, entry: entries[0] });
+      }
+      await this.writers.submit(() =>
+        loaderTx(this.sql, async (tx) => {
+          await this.write(tx, 'structures', ok.map((x) => x.entry), false);
+          await markStructures(tx, ok);
+          this.progress(lines.length);
+        }),
+      );
+    }
+    await this.writers.drain();
+  }
+
+  /** Deactivates the gone persons (Practitioner and roles) and structures, a batch per transaction. */
+  async gone(session: Db): Promise<void> {
+    const persons = session<{ person: string; roles: string[] }[]>`select person, roles from import_person_gone order by person`.cursor(ROWS);
+    for await (const rows of persons) {
+      await this.writers.submit(() =>
+        loaderTx(this.sql, async (tx) => {
+          await this.write(tx, 'persons', await this.deactivations(tx, 'persons', rows.map((r) => r.person)), true);
+          await this.write(tx, 'roles', await this.deactivations(tx, 'roles', rows.flatMap((r) => r.roles)), true);
+          await markPersonsGone(tx, rows.map((r) => r.person));
+          this.progress(rows.reduce((n, r) => n + 1 + r.roles.length, 0));
+        }),
+      );
+    }
+    const structures = session<{ structure: string }[]>`select structure from import_structure_gone order by structure`.cursor(ROWS);
+    for await (const rows of structures) {
+      await this.writers.submit(() =>
+        loaderTx(this.sql, async (tx) => {
+          await this.write(tx, 'structures', await this.deactivations(tx, 'structures', rows.map((r) => r.structure)), true);
+          await markStructuresGone(tx, rows.map((r) => r.structure));
+          this.progress(rows.length);
+        }),
+      );
+    }
+    await this.writers.drain();
+  }
+}
+
+/** Writes the changes of the snapshot into a database that holds resources. */
+export async function publishIncremental(sql: Sql, session: Db, opts: PublishOptions): Promise<Published> {
+  const w = new Incremental(sql, opts);
+  await w.persons(session);
+  await w.structures(session);
+  await w.gone(session);
+  return { counts: w.counts, written: w.written, rejected: w.rejected };
+}
+
+// ---- first import -------------------------------------------------------------------------------------
+
+async function writeText(out: NodeJS.WritableStream, text: string): Promise<void> {
+  if (!out.write(text)) await once(out, 'drain');
+}
+
+/** The Type/id of the given lines of an NDJSON file (the resources the loader rejected), by line number. */
+async function idsAtLines(file: string, lines: Set<number>): Promise<Map<number, { type: string; id: string }>> {
+  const out = new Map<number, { type: string; id: string }>();
+  let n = 0;
+  for await (const text of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    if (lines.has(++n)) {
+      const r = JSON.parse(text) as { resourceType: string; id: string };
+      out.set(n, { type: r.resourceType, id: r.id });
+    }
+  }
+  return out;
+}
+
+/** The person of a PractitionerRole id (`<IDNPS>-<hash>`, src/opendata/map.ts roleId). */
+const personOfRole = (roleId: string) => roleId.slice(0, roleId.lastIndexOf('-'));
+
+/**
+ * A first import into a database without resources: every person and structure of the snapshot
+ * mapped into a temporary NDJSON file, loaded by the bulk path, then the state filled.
+ */
+export async function publishBulk(sql: Sql, session: Db, opts: PublishOptions): Promise<Published> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'annuaire-import-'));
+  try {
+    const file = path.join(dir, 'snapshot.ndjson');
+    const out = createWriteStream(file, { highWaterMark: 1 << 20 });
+    const mapped = { persons: 0, roles: 0, structures: 0 };
+    let chunk = '';
+    const add = async (resource: Json) => {
+      chunk += `${JSON.stringify(resource)}\n`;
+      if (chunk.length >= 1 << 18) {
+        await writeText(out, chunk);
+        chunk = '';
+      }
+    };
+    for await (const p of changedPersons(session)) {
+      const r = personResources(p, opts.lastUpdated);
+      await add(r.practitioner);
+      for (const role of r.roles) await add(role);
+      mapped.persons++;
+      mapped.roles += r.roles.length;
+      opts.onProgress?.(mapped.persons + mapped.roles + mapped.structures);
+    }
+    for await (const lines of changedStructures(session)) {
+      for (const line of lines) await add(stamp(organizationOf(recordOf(line, 'activity') as ActivityRecord)!, opts.lastUpdated));
+      mapped.structures += lines.length;
+    }
+    out.end(chunk);
+    await finished(out);
+
+    const rejects: { line: number; reason: string }[] = [];
+    const loaded = await loadFiles(sql, opts.registry, [file], {
+      bulk: true,
+      batchSize: opts.batchSize,
+      concurrency: opts.concurrency,
+      onReject: (where, reason) => rejects.push({ line: Number(where.slice(where.lastIndexOf(':') + 1)), reason }),
+      onProgress: ({ entries }) => opts.onProgress?.(entries),
+    });
+    const ids = await idsAtLines(file, new Set(rejects.map((r) => r.line)));
+    const rejected = { persons: new Set<string>(), structures: new Set<string>(), byType: { Practitioner: 0, PractitionerRole: 0, Organization: 0 } as Record<string, number> };
+    for (const r of rejects) {
+      const at = ids.get(r.line);
+      if (!at) continue;
+      opts.onReject(`${at.type}/${at.id}`, r.reason);
+      rejected.byType[at.type]++;
+      if (at.type === 'Organization') rejected.structures.add(at.id);
+      else rejected.persons.add(at.type === 'Practitioner' ? at.id : personOfRole(at.id));
+    }
+    await sql.begin((tx) => replaceState(tx, { persons: [...rejected.persons], structures: [...rejected.structures] }));
+    const counts = emptyTypeCounts();
+    counts.persons.new = mapped.persons - rejected.byType.Practitioner;
+    counts.roles.new = mapped.roles - rejected.byType.PractitionerRole;
+    counts.structures.new = mapped.structures - rejected.byType.Organization;
+    return { counts, written: loaded.inserted + loaded.updated, rejected: rejects.length };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+

@@ -1,0 +1,163 @@
+import type { Db } from '../db.ts';
+
+/**
+ * What a snapshot changes, decided from digests alone: the staged lines (src/opendata/stage.ts)
+ * against the state the last import left (import_person, import_structure: sql/013).
+ *
+ * - A person's digest is the md5 of its distinct line digests, sorted (its lines in all three
+ *   files); a structure's, of the distinct structure-part digests of its activity lines. Order and
+ *   exact duplicates of lines change neither.
+ * - Changed: new, digest different, or inactive (back in the extract). Gone: active in the state and
+ *   absent from the snapshot.
+ * - Roles (PractitionerRole ids, which start with their person's id) follow their person: a changed
+ *   person's roles are rebuilt from its lines and those of its previous roles absent now are
+ *   dropped; a gone person's roles go with it.
+ *
+ * The result is in staging tables (import_person_change, import_person_gone,
+ * import_structure_change, import_structure_gone) that the writer reads.
+ */
+
+export interface TypeDiff {
+  /** in the snapshot. */
+  snapshot: number;
+  /** active in the state before this run. */
+  active: number;
+  /** to write (new, changed or back). */
+  changed: number;
+  /** to deactivate. */
+  gone: number;
+}
+
+export interface SnapshotDiff {
+  persons: TypeDiff;
+  structures: TypeDiff;
+  roles: TypeDiff;
+}
+
+export type DiffType = keyof SnapshotDiff;
+
+/** The share of a type's active imported resources a run may deactivate without `--force`. */
+export const MAX_GONE_SHARE = 0.05;
+
+export const TYPE_NAMES: Record<DiffType, { resource: string; label: string }> = {
+  persons: { resource: 'Practitioner', label: 'persons' },
+  structures: { resource: 'Organization', label: 'structures' },
+  roles: { resource: 'PractitionerRole', label: 'activities' },
+};
+
+/** The import would deactivate more than MAX_GONE_SHARE of a type: nothing was written. */
+export class SnapshotRefused extends Error {
+  override name = 'SnapshotRefused';
+}
+
+/** Digests of the staged snapshot, and its differences with the state, in staging tables. */
+export async function diffSnapshot(db: Db): Promise<SnapshotDiff> {
+  await db`
+    create unlogged table import_person_now as
+    select person, md5(string_agg(distinct digest, ',' order by digest)) as digest,
+           coalesce(array_agg(distinct role order by role) filter (where role is not null), '{}') as roles
+    from import_line group by person`;
+  await db`
+    create unlogged table import_structure_now as
+    select structure, md5(string_agg(distinct structure_digest, ',' order by structure_digest)) as digest
+    from import_line where structure is not null group by structure`;
+  // `dropped`: roles of the state absent now (an inactive person's were deactivated when it went).
+  await db`
+    create unlogged table import_person_change as
+    select n.person, n.digest, n.roles,
+           case when s.active then array(select unnest(s.roles) except select unnest(n.roles)) else '{}' end as dropped
+    from import_person_now n left join import_person s on s.person = n.person
+    where s.person is null or s.digest <> n.digest or not s.active`;
+  await db`
+    create unlogged table import_person_gone as
+    select s.person, s.roles from import_person s
+    where s.active and not exists (select 1 from import_person_now n where n.person = s.person)`;
+  await db`
+    create unlogged table import_structure_change as
+    select n.structure, n.digest from import_structure_now n left join import_structure s on s.structure = n.structure
+    where s.structure is null or s.digest <> n.digest or not s.active`;
+  await db`
+    create unlogged table import_structure_gone as
+    select s.structure from import_structure s
+    where s.active and not exists (select 1 from import_structure_now n where n.structure = s.structure)`;
+  const [c] = await db<Record<string, string>[]>`
+    select
+      (select count(*) from import_person_now) as persons_snapshot,
+      (select count(*) from import_person where active) as persons_active,
+      (select count(*) from import_person_change) as persons_changed,
+      (select count(*) from import_person_gone) as persons_gone,
+      (select count(*) from import_structure_now) as structures_snapshot,
+      (select count(*) from import_structure where active) as structures_active,
+      (select count(*) from import_structure_change) as structures_changed,
+      (select count(*) from import_structure_gone) as structures_gone,
+      (select coalesce(sum(cardinality(roles)), 0) from import_person_now) as roles_snapshot,
+      (select coalesce(sum(cardinality(roles)), 0) from import_person where active) as roles_active,
+      (select coalesce(sum(cardinality(roles)), 0) from import_person_change) as roles_changed,
+      (select coalesce(sum(cardinality(dropped)), 0) from import_person_change)
+        + (select coalesce(sum(cardinality(roles)), 0) from import_person_gone) as roles_gone`;
+  const of = (t: string): TypeDiff => ({
+    snapshot: Number(c[`${t}_snapshot`]),
+    active: Number(c[`${t}_active`]),
+    changed: Number(c[`${t}_changed`]),
+    gone: Number(c[`${t}_gone`]),
+  });
+  return { persons: of('persons'), structures: of('structures'), roles: of('roles') };
+}
+
+/**
+ * Refuses a snapshot that would deactivate more than MAX_GONE_SHARE of a type's active imported
+ * resources (a truncated download must never empty the directory), unless forced.
+ */
+export function checkGone(diff: SnapshotDiff, force: boolean): void {
+  if (force) return;
+  const over = (Object.keys(TYPE_NAMES) as DiffType[]).filter((t) => diff[t].gone > MAX_GONE_SHARE * diff[t].active);
+  if (over.length === 0) return;
+  const what = over.map((t) => `${diff[t].gone} of ${diff[t].active} ${TYPE_NAMES[t].label} (${((100 * diff[t].gone) / diff[t].active).toFixed(1)} %)`);
+  throw new SnapshotRefused(
+    `this snapshot would deactivate ${what.join(', ')}, more than ${MAX_GONE_SHARE * 100} % of the active ones: ` +
+      'nothing was written. Check that the extract is complete (a truncated download?); to import it anyway, run again with --force',
+  );
+}
+
+/** The state rows of persons written: their digest, their roles now, active. */
+export async function markPersons(db: Db, persons: readonly { person: string; digest: string; roles: readonly string[] }[]): Promise<void> {
+  if (persons.length === 0) return;
+  await db`
+    insert into import_person (person, digest, roles, active)
+    select x.person, x.digest, array(select jsonb_array_elements_text(x.roles)), true
+    from jsonb_to_recordset(${JSON.stringify(persons)}::text::jsonb) as x(person text, digest text, roles jsonb)
+    on conflict (person) do update set digest = excluded.digest, roles = excluded.roles, active = true`;
+}
+
+export async function markStructures(db: Db, structures: readonly { structure: string; digest: string }[]): Promise<void> {
+  if (structures.length === 0) return;
+  await db`
+    insert into import_structure (structure, digest, active)
+    select x.structure, x.digest, true from unnest(${structures.map((s) => s.structure)}::text[], ${structures.map((s) => s.digest)}::text[]) as x(structure, digest)
+    on conflict (structure) do update set digest = excluded.digest, active = true`;
+}
+
+/** Persons deactivated: their roles are kept, so that a person who comes back has its old ones dropped. */
+export async function markPersonsGone(db: Db, persons: readonly string[]): Promise<void> {
+  if (persons.length) await db`update import_person set active = false where person = any(${persons as string[]}::text[])`;
+}
+
+export async function markStructuresGone(db: Db, structures: readonly string[]): Promise<void> {
+  if (structures.length) await db`update import_structure set active = false where structure = any(${structures as string[]}::text[])`;
+}
+
+/**
+ * The state of a first import written by the bulk path: every person and structure of the snapshot,
+ * active (the state before, if any, described resources that are no longer stored), but for those
+ * whose resources the loader rejected.
+ */
+export async function replaceState(db: Db, rejected: { persons: string[]; structures: string[] }): Promise<void> {
+  await db`delete from import_person`;
+  await db`delete from import_structure`;
+  await db`
+    insert into import_person (person, digest, roles, active)
+    select person, digest, roles, true from import_person_now where person <> all(${rejected.persons}::text[])`;
+  await db`
+    insert into import_structure (structure, digest, active)
+    select structure, digest, true from import_structure_now where structure <> all(${rejected.structures}::text[])`;
+}

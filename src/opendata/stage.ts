@@ -1,0 +1,153 @@
+import { hash } from 'node:crypto';
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import type { Db } from '../db.ts';
+import { copyText } from '../fhir/types/copy.ts';
+import type { FileKind } from './columns.ts';
+import { assertMappable, MapError, organizationId, practitionerId, roleId, structurePart } from './map.ts';
+import { readOpenData, type OpenDataRecord, type ReadEvents } from './read.ts';
+
+/**
+ * The staging of an import: every data line of the input, one row each, in an UNLOGGED table of
+ * PostgreSQL, so that memory does not grow with the extract. A row carries what the snapshot needs
+ * to decide what changed (ids, and digests of the line and of its structure part) and the line
+ * itself as JSON, to be mapped again only if its person or structure changed.
+ *
+ * The staging tables belong to the run holding the import lock: created at its start (those a
+ * killed run left are dropped first), dropped at its end.
+ */
+
+/** The staging tables, in the order they are dropped. */
+export const STAGING_TABLES = ['import_line', 'import_person_now', 'import_structure_now', 'import_person_change', 'import_person_gone', 'import_structure_change', 'import_structure_gone'] as const;
+
+export async function dropStaging(db: Db): Promise<void> {
+  for (const table of STAGING_TABLES) await db`drop table if exists ${db(table)}`;
+}
+
+/**
+ * Creates import_line (after dropping what a killed run left). `seq` is the input order; `digest`
+ * the md5 of `fields` (the line's JSON, keys in the file kind's column order); `structure_digest`
+ * the md5 of the structure part of an activity line (what its Organization is built from).
+ */
+export async function createStaging(db: Db): Promise<void> {
+  await dropStaging(db);
+  await db`
+    create unlogged table import_line (
+      seq              bigint not null,
+      kind             text not null,
+      person           text collate "C" not null,
+      structure        text collate "C",
+      role             text collate "C",
+      digest           text collate "C" not null,
+      structure_digest text collate "C",
+      at               text not null,
+      fields           text not null
+    ) with (autovacuum_enabled = false)`;
+}
+
+export interface StageSummary {
+  /** data lines read (rejected ones included). */
+  lines: number;
+  staged: number;
+  /** lines reported `file:line: reason`: by the reader (field count) or the mapper (ids). */
+  rejected: number;
+  /** files that are not extracts, reported once each. */
+  skippedFiles: number;
+  /** the kinds of file found. */
+  kinds: Set<FileKind>;
+}
+
+const md5 = (text: string) => hash('md5', text);
+const NULL = '\\N';
+
+/** The staging row of a line (COPY text), or the MapError that keeps it out. */
+function stagingRow(seq: number, record: OpenDataRecord): string {
+  assertMappable(record);
+  const person = practitionerId(record);
+  const json = JSON.stringify(record.fields);
+  let structure = NULL;
+  let role = NULL;
+  let structureDigest = NULL;
+  if (record.kind === 'activity') {
+    const id = organizationId(record);
+    role = copyText(roleId(record));
+    if (id !== undefined) {
+      structure = copyText(id);
+      structureDigest = md5(JSON.stringify(structurePart(record)));
+    }
+  }
+  return `${seq}\t${record.kind}\t${copyText(person)}\t${structure}\t${role}\t${md5(json)}\t${structureDigest}\t${copyText(record.where)}\t${copyText(json)}\n`;
+}
+
+const CHUNK_CHARS = 1 << 18;
+
+async function write(out: Writable, text: string): Promise<void> {
+  if (!out.write(text)) await once(out, 'drain');
+}
+
+/**
+ * Reads `paths` into import_line by one COPY. Lines the reader or the mapper rejects are reported
+ * through `events.reject` and left out. Throws OpenDataError, before any row is written, when an
+ * archive is damaged. `watch` guards each wait on the COPY stream: postgres.js never ends that
+ * stream when its connection closes.
+ */
+export async function stageLines(
+  db: Db,
+  paths: readonly string[],
+  events: Pick<ReadEvents, 'reject' | 'skip'>,
+  onProgress?: (p: { lines: number; bytes: number; totalBytes: number }) => void,
+  watch: <T>(work: Promise<T>) => Promise<T> = (work) => work,
+): Promise<StageSummary> {
+  const summary: StageSummary = { lines: 0, staged: 0, rejected: 0, skippedFiles: 0, kinds: new Set() };
+  let totalBytes = 0;
+  let bytes = 0;
+  const counting: ReadEvents = {
+    total: (n) => (totalBytes = n),
+    bytes: (n) => {
+      bytes += n;
+      onProgress?.({ lines: summary.lines, bytes, totalBytes });
+    },
+    reject: (where, reason) => {
+      summary.lines++;
+      summary.rejected++;
+      events.reject(where, reason);
+    },
+    skip: (file, reason) => {
+      summary.skippedFiles++;
+      events.skip(file, reason);
+    },
+  };
+  const records = readOpenData(paths, counting);
+  // The first record is read before the COPY starts: a damaged archive fails with nothing sent.
+  let next = await records.next();
+  const out = await db`copy import_line (seq, kind, person, structure, role, digest, structure_digest, at, fields) from stdin`.writable();
+  const finished = new Promise<void>((resolve, reject) => out.once('finish', resolve).once('error', reject));
+  finished.catch(() => {}); // awaited below; an error before then surfaces through the writes
+  try {
+    let chunk = '';
+    for (; !next.done; next = await records.next()) {
+      const record = next.value;
+      summary.lines++;
+      summary.kinds.add(record.kind);
+      try {
+        chunk += stagingRow(summary.staged, record);
+        summary.staged++;
+      } catch (err) {
+        if (!(err instanceof MapError)) throw err;
+        summary.rejected++;
+        events.reject(record.where, err.message);
+      }
+      if (chunk.length >= CHUNK_CHARS) {
+        await watch(write(out, chunk));
+        chunk = '';
+      }
+    }
+    out.end(chunk);
+  } catch (err) {
+    out.destroy(err as Error);
+    await records.return(undefined);
+    throw err;
+  }
+  await watch(finished);
+  return summary;
+}
