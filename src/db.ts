@@ -139,14 +139,15 @@ export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
 
 /**
  * The installed postgres.js must carry patches/postgres+3.4.9.patch (applied by `npm install`): each
- * hunk fixes a failure users meet (a result of another shape after a failed statement, a refused
- * COPY that hangs, a pool queue that grows for ever, a process ended by a connection's failed first
- * statement, a query left unanswered or a process ended when a connection closes). Checked once,
- * on the copy this process loads.
+ * hunk fixes a failure users meet (a result of another shape after a failed statement, a COPY that
+ * hangs when refused or when its connection closes, a pool queue that grows for ever, a process
+ * ended by a connection's failed first statement, a query left unanswered or a process ended when a
+ * connection closes). Checked once, on the copy this process loads.
  */
 const DRIVER_FIXES: [string, string, RegExp][] = [
   ['connection.js', 'the row counter reset after an error (porsager/postgres#1181)', /function ErrorResponse\(x\) \{\s*(?:\/\/[^\n]*\s*)*rows = 0/],
   ['connection.js', 'the end of a refused COPY (porsager/postgres#1173)', /copy\.serverDone = true/],
+  ['connection.js', 'the end of a COPY whose connection closed', /final && \(final\(err\), final = null\)/],
   ['queue.js', 'the bounded queue of idle connections', /xs = xs\.slice\(index\)/],
   ['connection.js', 'the handled failure of the array types fetch (porsager/postgres#1192)', /fetch\.arrayTypes = true/],
   ['connection.js', 'the queries of a closed socket settled (porsager/postgres#1130, #1208)', /chunk = nextWriteTimer = null\s*socket\.removeListener/],

@@ -3,10 +3,11 @@ import type { Socket } from 'node:net';
 import postgres from 'postgres';
 import { pgSocket } from '../src/db-socket.ts';
 import { connectUrl, unixSocket, type Sql } from '../src/db.ts';
+import { CopyIn } from '../src/store/copy-in.ts';
 import { testDatabase } from './helpers/db.ts';
 
 /**
- * postgres.js when a connection closes under its queries (patches/postgres+3.4.9.patch, hunk 5):
+ * postgres.js when a connection closes under its queries (patches/postgres+3.4.9.patch, hunk 5; hunk 2 for a COPY):
  * every query settles, the connection serves the next one, and the process lives on — whether the
  * socket ends with an 'error' or not, with a write still waiting, under a pool, a transaction or a
  * reservation.
@@ -116,6 +117,25 @@ t.test('a connection closing under queries', async (t) => {
     t.equal(errorOf(await settle(reserved`select 1`)), 'CONNECTION_CLOSED', 'and keeps failing, without a throw');
     reserved.release();
     for (const x of [6, 7, 8]) t.same(await settle(sql`select ${x}::int as x`), { rows: [{ x }] }, `the pool serves query ${x - 5}`);
+  });
+
+  t.test('a COPY ended by its writer whose connection closes before the server answers fails, not left waiting', async (t) => {
+    const sql = connectUrl(db.url, { max: 1 });
+    t.teardown(() => sql.end({ timeout: 1 }));
+    await sql`create unlogged table slow_copy (x int)`;
+    await sql`create function slow_copy_row() returns trigger language plpgsql as $$ begin perform pg_sleep(0.2); return new; end $$`;
+    await sql`create trigger slow_copy_row before insert on slow_copy for each row execute function slow_copy_row()`;
+    t.teardown(() => db.sql`drop table slow_copy; drop function slow_copy_row()`.simple());
+    const reserved = await sql.reserve();
+    t.teardown(() => reserved.release());
+    const [{ pid }] = await reserved<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    const copy = await CopyIn.open(reserved`copy slow_copy (x) from stdin`);
+    const ended = settle(copy.end('1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n').then(() => []));
+    await sleep(300); // the server is inserting the rows, one every 200 ms
+    await terminate(pid);
+    const error = errorOf(await ended);
+    t.ok(error !== 'hung' && error !== 'answered', `the end of the COPY fails (${error}: the socket's or the driver's)`);
+    t.same(await settle(sql`select 9 as x`), { rows: [{ x: 9 }] }, 'the pool serves the next query');
   });
 
   t.test('sessions terminated again and again under concurrent queries: each settles, with its own answer', async (t) => {

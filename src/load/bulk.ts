@@ -1,8 +1,7 @@
-import { once } from 'node:events';
-import type { Writable } from 'node:stream';
 import type postgres from 'postgres';
 import type { Sql } from '../db.ts';
 import { COPY_BINARY, COPY_COLUMNS, COPY_TABLES } from '../store/copy-encode.ts';
+import { CopyIn } from '../store/copy-in.ts';
 import { BINARY_HEADER, BINARY_TRAILER } from '../store/pg-binary.ts';
 
 /**
@@ -298,8 +297,7 @@ const COPY_STATEMENT_BYTES = 64 << 20;
 
 /** One table's COPY stream inside its transaction; a new COPY statement every COPY_STATEMENT_BYTES. */
 class CopySink {
-  private stream: Writable | undefined;
-  private finished: Promise<void> | undefined;
+  private copy: CopyIn | undefined;
   private bytes = 0;
 
   constructor(
@@ -307,37 +305,33 @@ class CopySink {
     readonly table: string,
   ) {}
 
-  private async open(): Promise<Writable> {
+  private async open(): Promise<CopyIn> {
     const binary = COPY_BINARY[this.table];
-    const stream = await this.tx.unsafe(`copy ${this.table} (${COPY_COLUMNS[this.table]}) from stdin (${binary ? 'format binary, ' : ''}freeze)`).writable();
-    this.finished = new Promise<void>((resolve, reject) => stream.once('finish', resolve).once('error', reject));
-    this.finished.catch(() => {}); // awaited in close()
-    this.stream = stream;
+    const copy = await CopyIn.open(this.tx.unsafe(`copy ${this.table} (${COPY_COLUMNS[this.table]}) from stdin (${binary ? 'format binary, ' : ''}freeze)`));
+    this.copy = copy;
     this.bytes = 0;
-    if (binary) stream.write(BINARY_HEADER);
-    return stream;
+    if (binary) await copy.write(BINARY_HEADER);
+    return copy;
   }
 
   async write(data: Uint8Array): Promise<void> {
     if (data.length === 0) return;
-    const stream = this.stream ?? (await this.open());
-    const ok = stream.write(data);
+    const copy = this.copy ?? (await this.open());
     this.bytes += data.length;
+    await copy.write(data);
     if (this.bytes >= COPY_STATEMENT_BYTES) await this.close();
-    else if (!ok) await Promise.race([once(stream, 'drain'), this.finished]);
   }
 
   async close(): Promise<void> {
-    const stream = this.stream;
-    if (!stream) return;
-    this.stream = undefined;
-    stream.end(COPY_BINARY[this.table] ? BINARY_TRAILER : undefined);
-    await this.finished;
+    const copy = this.copy;
+    if (!copy) return;
+    this.copy = undefined;
+    await copy.end(COPY_BINARY[this.table] ? BINARY_TRAILER : undefined);
   }
 
   abort(err: Error): void {
-    this.stream?.destroy(err);
-    this.stream = undefined;
+    this.copy?.abort(err);
+    this.copy = undefined;
   }
 }
 

@@ -76,30 +76,18 @@ export interface ImportSummary {
   counts: ImportCounts;
 }
 
-/** Holds the import lock on a connection of its own (its backend's pid with it), or refuses. */
-async function lock(sql: Sql): Promise<{ session: postgres.ReservedSql; pid: number }> {
+/** Holds the import lock on a connection of its own, or refuses. */
+async function lock(sql: Sql): Promise<postgres.ReservedSql> {
   const session = await sql.reserve();
   try {
-    const [{ locked, pid }] = await session<{ locked: boolean; pid: number }[]>`select pg_try_advisory_lock(${IMPORT_LOCK}) as locked, pg_backend_pid() as pid`;
-    if (locked) return { session, pid };
+    const [{ locked }] = await session<{ locked: boolean }[]>`select pg_try_advisory_lock(${IMPORT_LOCK}) as locked`;
+    if (locked) return session;
   } catch (err) {
     session.release();
     throw err;
   }
   session.release();
   throw new ImportRefused('another import is running on this database');
-}
-
-/** Waits for `work`, checking every second that the backend `pid` is still there (a wait the driver would not end). */
-async function whileAlive<T>(sql: Sql, pid: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  for (;;) {
-    const tick = new Promise<'tick'>((resolve) => (timer = setTimeout(resolve, 1000, 'tick')));
-    const r = await Promise.race([work.then((value) => ({ value })), tick]).finally(() => clearTimeout(timer));
-    if (r !== 'tick') return r.value;
-    const [{ alive }] = await sql<{ alive: boolean }[]>`select exists (select 1 from pg_stat_activity where pid = ${pid}) as alive`;
-    if (!alive) throw Object.assign(new Error(`the import's database session (backend ${pid}) was ended`), { code: 'CONNECTION_CLOSED' });
-  }
 }
 
 async function unlock(session: postgres.ReservedSql): Promise<void> {
@@ -127,7 +115,7 @@ export async function importOpenData(sql: Sql, paths: readonly string[], opts: I
   const concurrency = opts.concurrency ?? 3;
   const note = opts.onNote ?? (() => {});
   await finishInterruptedBulk(sql, note);
-  const { session, pid } = await lock(sql);
+  const session = await lock(sql);
   try {
     // A run still 'running' while the lock is free was killed.
     await session`update import_run set outcome = 'failed', finished_at = now() where outcome = 'running'`;
@@ -138,7 +126,7 @@ export async function importOpenData(sql: Sql, paths: readonly string[], opts: I
       await createStaging(session);
       stage = await stageLines(session, paths, { reject: opts.onReject, skip: opts.onSkip }, (p) =>
         opts.onProgress?.({ phase: 'read', done: p.bytes, total: p.totalBytes, lines: p.lines }),
-      (work) => whileAlive(sql, pid, work));
+      );
       if (stage.kinds.size === 0) throw new OpenDataError(`no PS_LibreAcces extract in ${paths.join(', ')}`);
       for (const kind of Object.keys(KINDS) as FileKind[]) {
         if (!stage.kinds.has(kind)) note(`no ${KINDS[kind].file} file among the inputs: the snapshot has none of its lines`);

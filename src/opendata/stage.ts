@@ -1,8 +1,7 @@
 import { hash } from 'node:crypto';
-import { once } from 'node:events';
-import type { Writable } from 'node:stream';
 import type { Db } from '../db.ts';
 import { copyText } from '../fhir/types/copy.ts';
+import { CopyIn } from '../store/copy-in.ts';
 import type { FileKind } from './columns.ts';
 import { assertMappable, MapError, organizationId, practitionerId, roleId, structurePart } from './map.ts';
 import { readOpenData, type OpenDataRecord, type ReadEvents } from './read.ts';
@@ -81,22 +80,16 @@ function stagingRow(seq: number, record: OpenDataRecord): string {
 
 const CHUNK_CHARS = 1 << 18;
 
-async function write(out: Writable, text: string): Promise<void> {
-  if (!out.write(text)) await once(out, 'drain');
-}
-
 /**
  * Reads `paths` into import_line by one COPY. Lines the reader or the mapper rejects are reported
  * through `events.reject` and left out. Throws OpenDataError, before any row is written, when an
- * archive is damaged. `watch` guards each wait on the COPY stream: postgres.js never ends that
- * stream when its connection closes.
+ * archive is damaged.
  */
 export async function stageLines(
   db: Db,
   paths: readonly string[],
   events: Pick<ReadEvents, 'reject' | 'skip'>,
   onProgress?: (p: { lines: number; bytes: number; totalBytes: number }) => void,
-  watch: <T>(work: Promise<T>) => Promise<T> = (work) => work,
 ): Promise<StageSummary> {
   const summary: StageSummary = { lines: 0, staged: 0, rejected: 0, skippedFiles: 0, kinds: new Set() };
   let totalBytes = 0;
@@ -120,9 +113,7 @@ export async function stageLines(
   const records = readOpenData(paths, counting);
   // The first record is read before the COPY starts: a damaged archive fails with nothing sent.
   let next = await records.next();
-  const out = await db`copy import_line (seq, kind, person, structure, role, digest, structure_digest, at, fields) from stdin`.writable();
-  const finished = new Promise<void>((resolve, reject) => out.once('finish', resolve).once('error', reject));
-  finished.catch(() => {}); // awaited below; an error before then surfaces through the writes
+  const out = await CopyIn.open(db`copy import_line (seq, kind, person, structure, role, digest, structure_digest, at, fields) from stdin`);
   try {
     let chunk = '';
     for (; !next.done; next = await records.next()) {
@@ -138,16 +129,15 @@ export async function stageLines(
         events.reject(record.where, err.message);
       }
       if (chunk.length >= CHUNK_CHARS) {
-        await watch(write(out, chunk));
+        await out.write(chunk);
         chunk = '';
       }
     }
-    out.end(chunk);
+    await out.end(chunk);
   } catch (err) {
-    out.destroy(err as Error);
+    out.abort(err as Error);
     await records.return(undefined);
     throw err;
   }
-  await watch(finished);
   return summary;
 }

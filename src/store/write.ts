@@ -4,6 +4,7 @@ import { INDEX_KINDS, INDEXED } from '../fhir/types/index.ts';
 import { normalize } from '../fhir/normalize.ts';
 import type { Registry, ResourceType } from '../registry/index.ts';
 import { COPY_COLUMNS, COPY_TABLES, encodeIndexRows, INDEX_TABLES, resolveSystemMarks, type IndexCopy } from './copy-encode.ts';
+import { CopyIn } from './copy-in.ts';
 import type { TokenSystems } from './token-systems.ts';
 
 /**
@@ -83,10 +84,8 @@ async function copyInto(tx: Db, table: string, lines: string[]): Promise<void> {
   let any = false;
   for (const l of lines) if (l !== '') any = true;
   if (!any) return;
-  const w = await tx.unsafe(`copy ${table} (${COPY_COLUMNS[table]}) from stdin`).writable();
-  const done = new Promise<void>((resolve, reject) => w.once('finish', resolve).once('error', reject));
-  w.end(lines.join(''));
-  await done;
+  const copy = await CopyIn.open(tx.unsafe(`copy ${table} (${COPY_COLUMNS[table]}) from stdin`));
+  await copy.end(lines.join(''));
 }
 
 /**
