@@ -381,10 +381,12 @@ function targetRow(r: BenchResult, t: Target): string {
 export const CHART = 'performance.svg';
 
 /**
- * docs/performance.md: every target against its floor, the mixed run, the method, the machine and
- * the command, from one national report (`reportLink`: the report, relative to docs/).
+ * docs/performance.md: every target against its floor, the mixed run, `sections` (the export's, the
+ * import's), the method, the machine and the command, from one national report (`reportLink`: the
+ * report, relative to docs/); then `kept`, the hand-written part carried over from the last one.
  */
-export function renderPerformance(r: BenchResult, reportLink: string, notes: string[] = []): string {
+export function renderPerformance(r: BenchResult, reportLink: string, opts: { notes?: string[]; sections?: string; kept?: string } = {}): string {
+  const notes = opts.notes ?? [];
   const m = r.machine;
   const L: string[] = ['# Performance', ''];
   L.push(`Measured on ${r.date}${r.commit ? ` at commit ${commitText(r.commit)}` : ''}, scale ${r.options.scale} (${int(r.dataset.totalResources)} resources). ` +
@@ -405,6 +407,7 @@ export function renderPerformance(r: BenchResult, reportLink: string, notes: str
     for (const x of r.totals) L.push(`| ${x.class} | ${x.single ? 'one' : 'several'} | ${int(x.pages)} | ${int(x.withTotal)} | ${x.pages ? `${((100 * x.withTotal) / x.pages).toFixed(1)} %` : '–'} |`);
     L.push('');
   }
+  if (opts.sections) L.push(opts.sections.trim(), '');
   L.push('## Method', '');
   const h = r.http;
   const load = r.bulk ? 'loads it with the loader in bulk and incrementally against a bare `COPY` floor' : 'reuses the database loaded by an earlier run (`--skip-load`: no load measured)';
@@ -420,6 +423,7 @@ export function renderPerformance(r: BenchResult, reportLink: string, notes: str
   L.push('');
   L.push('## Reproduce', '');
   L.push('```sh', `npm run bench -- ${String(r.options.argv ?? '')}`.trimEnd(), '```', '');
+  if (opts.kept) L.push(opts.kept.trim(), '');
   return `${L.join('\n')}\n`;
 }
 

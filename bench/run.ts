@@ -7,8 +7,8 @@
 // See bench/README.md.
 
 import { spawnSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { createReadStream, readFileSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -68,6 +68,14 @@ const USAGE = `usage: npm run bench -- [options]
 const CONCURRENCY = [1, 16];
 const DEFAULT_OUT = path.join(BENCH_DIR, 'results');
 const PERFORMANCE_DOC = path.join(BENCH_DIR, '..', 'docs', 'performance.md');
+/** From this heading on, docs/performance.md is written by hand (measurements behind constants of the code) and kept by every run. */
+const KEPT_HEADING = '## Measurements behind the code';
+
+async function keptPart(file: string): Promise<string> {
+  const text = existsSync(file) ? await readFile(file, 'utf8') : '';
+  const at = text.indexOf(`\n${KEPT_HEADING}\n`);
+  return at < 0 ? '' : text.slice(at + 1);
+}
 const MIXED_CONCURRENCY = 16;
 /** The mixed run lasts this long at least: a class's p99 needs a few hundred of its requests, not 50. */
 const MIXED_MIN_S = 30;
@@ -686,7 +694,9 @@ async function main(): Promise<number> {
     log(`report: ${stem}.md (${(report.elapsedS / 60).toFixed(1)} min)`);
     // docs/performance.md shows the national figures in the default form, from the report in bench/results.
     if (opts.scale === 1 && full && !opts.totalNone && path.resolve(opts.out) === path.resolve(DEFAULT_OUT)) {
-      await writeFile(PERFORMANCE_DOC, renderPerformance(report, path.relative(path.dirname(PERFORMANCE_DOC), `${stem}.md`)));
+      const sections = (exported ? renderExport(exported) : '') + (openData ? renderOpenData(openData) : '');
+      const kept = await keptPart(PERFORMANCE_DOC);
+      await writeFile(PERFORMANCE_DOC, renderPerformance(report, path.relative(path.dirname(PERFORMANCE_DOC), `${stem}.md`), { sections, kept }));
       await writeFile(path.join(path.dirname(PERFORMANCE_DOC), CHART), renderChart(report));
       log(`docs: ${path.relative(process.cwd(), PERFORMANCE_DOC)}`);
     }

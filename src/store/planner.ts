@@ -173,9 +173,8 @@ const CONTAINS_ROW_COST = 16;
 /**
  * The paths of a sorted first phase, in units of an entry of the walk that probes (the entry, the
  * check that it is the resource's key, a probe per condition): per match (read, its key looked up,
- * sorted; or put in the hash) and per entry walked. Measured at national scale
- * (`family=…&_sort=given`, warm): 3.2 µs a probed entry, 5 µs a sorted match, 0.4 µs a hashed
- * match and 0.33 µs an entry checked against the hash.
+ * sorted; or put in the hash) and per entry walked (measured: docs/performance.md, "Measurements
+ * behind the code").
  */
 const SORT_PATHS: Record<SortPath, { match: number; walked: number }> = {
   sorted: { match: 1.5, walked: 0 },
