@@ -107,8 +107,10 @@ export interface BenchResult {
   ceiling: ClassRun[];
   classes: ClassResult[];
   deepWalk?: DeepWalk;
-  /** every class but the deep walk's and total-accurate, drawn uniformly by concurrent clients. */
+  /** every class but the deep walk's and total-accurate, drawn uniformly by concurrent clients (the first run of the report's form). */
   mixed?: MixedStats;
+  /** the mixed run in the default form alternated with the same paths carrying `_total=none` (what the totals cost). */
+  mixedAlternated?: { form: 'default' | 'none'; stats: MixedStats }[];
   /** first pages of the classes that ask broadly, each path once at concurrency 1: how many carry `total`. */
   totals?: { class: string; single: boolean; pages: number; withTotal: number }[];
   explain: { class: string; path: string; plan: string }[];
@@ -198,6 +200,19 @@ export function evaluateTargets(r: BenchResult): Target[] {
     out.push({ name: `${cls} c=16 throughput`, goal: '≥ 0.7 × floor', measured: `${ratio(run.ratio)} × (${int(run.http.rps)} vs ${int(run.floor.rps)} req/s)`, met: run.ratio >= 0.7, class: cls, concurrency: 16 });
   }
 
+  const alt = r.mixedAlternated;
+  if (alt?.length) {
+    const mean = (form: string) => {
+      const runs = alt.filter((x) => x.form === form);
+      return runs.reduce((a, x) => a + x.stats.rps, 0) / runs.length;
+    };
+    const [withCounts, without] = [mean('default'), mean('none')];
+    const each = alt.map((x) => `${x.form === 'none' ? 'none ' : ''}${int(x.stats.rps)}`).join(', ');
+    out.push({
+      name: 'mixed run throughput with totals', goal: '≥ 0.8 × the same run without counts',
+      measured: `${ratio(withCounts / without)} × (${int(withCounts)} vs ${int(without)} req/s; alternated runs: ${each})`, met: withCounts / without >= 0.8,
+    });
+  }
   const mixed = r.mixed;
   for (const cls of ['identifier', 'id']) {
     const st = mixed?.classes[cls];
@@ -255,6 +270,18 @@ function mixedText(m: MixedStats): string {
     `each request drawing a class uniformly (every class measured above but the deep walk's and total-accurate), then one of its paths: ` +
     `**${int(m.rps)} requests/s** in all, p50 ${f1(m.p50)} ms, p99 ${f1(m.p99)} ms, max ${f1(m.max)} ms, ${m.errors} errors` +
     `${m.serverCpuPct === undefined ? '' : `; server ${m.serverCpuPct.toFixed(0)} % CPU`}${m.machineBusyPct === undefined ? '' : `, machine ${m.machineBusyPct.toFixed(0)} % busy`}.`;
+}
+
+/** The alternated mixed runs side by side: the default form against `_total=none`. */
+function alternatedTable(alt: NonNullable<BenchResult['mixedAlternated']>): string[] {
+  const p99 = (m: MixedStats, cls: string) => f1(m.classes[cls]?.p99);
+  return [
+    'The same mixed run alternated between the default form (a full first page carries `total`) and every path with `_total=none` appended (no count at all):',
+    '',
+    '| run | form | req/s | p50 | p99 | identifier p99 | id p99 | server CPU |',
+    '|---|---|---|---|---|---|---|---|',
+    ...alt.map((x, i) => `| ${i + 1} | ${x.form === 'none' ? '`_total=none`' : 'default'} | ${int(x.stats.rps)} | ${f1(x.stats.p50)} | ${f1(x.stats.p99)} | ${p99(x.stats, 'identifier')} | ${p99(x.stats, 'id')} | ${x.stats.serverCpuPct === undefined ? '–' : `${x.stats.serverCpuPct.toFixed(0)} %`} |`),
+  ];
 }
 
 function mixedTable(m: MixedStats): string[] {
@@ -341,6 +368,7 @@ export function renderMarkdown(r: BenchResult): string {
     L.push('## Mixed run', '');
     L.push(mixedText(r.mixed), '');
     L.push(...mixedTable(r.mixed), '');
+    if (r.mixedAlternated?.length) L.push(...alternatedTable(r.mixedAlternated), '');
   }
   L.push('## Targets', '');
   const scale = Number(r.options.scale);
@@ -400,6 +428,7 @@ export function renderPerformance(r: BenchResult, reportLink: string, opts: { no
   L.push('', `![Each class's p99 at concurrency 1 and requests/s at 16, HTTP against its floor](${CHART})`, '');
   L.push('## Mixed run', '');
   if (r.mixed) L.push(mixedText(r.mixed), '', ...mixedTable(r.mixed), '');
+  if (r.mixedAlternated?.length) L.push(...alternatedTable(r.mixedAlternated), '');
   else L.push('Not measured in this report.', '');
   if (r.totals?.length) {
     L.push('## Totals of first pages', '', 'Each path of the classes that ask broadly, once, in the default form, one request at a time: the first pages that carry `total`.', '');

@@ -44,7 +44,8 @@ const USAGE = `usage: npm run bench -- [options]
   --duration <seconds>        per class and concurrency, default 10
   --skip-load                 reuse the database loaded by an earlier run (bench/data/scale-<s>/db)
   --classes a,b               only these query classes (default: all): ${CLASS_NAMES.join(', ')}
-                              (deep: the three deep-walk classes; mixed: the mixed run over the classes chosen)
+                              (deep: the three deep-walk classes; mixed: the mixed run over the classes chosen,
+                              or over every class when alone; in the default form, alternated with _total=none)
   --total-none                the variant: _total=none appended to every path (total-accurate aside)
   --database-url <url>        an external PostgreSQL instead of the embedded one; its database must be
                               empty unless --skip-load (a scratch database bench_incr is created next to it)
@@ -79,6 +80,11 @@ async function keptPart(file: string): Promise<string> {
 const MIXED_CONCURRENCY = 16;
 /** The mixed run lasts this long at least: a class's p99 needs a few hundred of its requests, not 50. */
 const MIXED_MIN_S = 30;
+/** Pairs of mixed runs (default form, then `_total=none`) in a run of the default form. */
+const MIXED_PAIRS = 2;
+
+/** A path with `_total=none` appended, unless it says `_total` or is a next link (its total is carried). */
+const withoutCount = (p: string) => (/[?&](_total|_cursor)=/.test(p) ? p : `${p}${p.includes('?') ? '&' : '?'}_total=none`);
 const BENCH_KEY = 'bench-key-5c1f0e7a2b';
 /** The server's CURSOR_SECRET: the same in every run, so that collected next links stay valid. */
 const CURSOR_SECRET = 'bench-cursor-secret-0123456789';
@@ -287,7 +293,9 @@ async function main(): Promise<number> {
   log(`sampling ${opts.sample} resources per type`);
   const samples = await sampleResources(ds, opts.sample, opts.seed);
   const all = buildClasses(samples, opts.seed, opts.totalNone);
-  const wanted = (n: ClassName) => opts.classes.includes(n);
+  // `--classes mixed` alone: the mixed run over every class, without measuring them one by one.
+  const mixedOnly = opts.classes.length === 1 && opts.classes[0] === 'mixed';
+  const wanted = (n: ClassName) => mixedOnly || opts.classes.includes(n);
 
   // 3. database
   let handle: EmbeddedHandle | undefined;
@@ -531,7 +539,7 @@ async function main(): Promise<number> {
 
     const out: ClassResult[] = [];
     const floorOps = new Map<string, FloorOp[]>();
-    for (const cls of classes) {
+    for (const cls of mixedOnly ? [] : classes) {
       if (cls.paths.length === 0) {
         log(`${cls.name}: no paths, skipped`);
         continue;
@@ -568,16 +576,26 @@ async function main(): Promise<number> {
     const mixable = classes.filter((c) => c.paths.length && inMixedRun(c.name));
     if (wanted('mixed') && mixable.length) {
       const durationS = Math.max(opts.duration, MIXED_MIN_S);
-      log(`mixed: ${mixable.length} classes at c=${MIXED_CONCURRENCY} for ${durationS} s`);
-      const mixed = await serverRun('the mixed run', () => mixedChildRun({
-        port: opts.port, classes: mixable.map((c) => ({ name: c.name, paths: c.paths })), concurrency: MIXED_CONCURRENCY,
-        durationS, headers, seed: hashName('mixed') ^ opts.seed,
-      }));
-      result.mixed = mixed;
-      log(`  ${Math.round(mixed.rps)} req/s, p50 ${mixed.p50.toFixed(2)} p99 ${mixed.p99.toFixed(2)} max ${mixed.max.toFixed(1)} err ${mixed.errors}`);
-      for (const [name, st] of Object.entries(mixed.classes)) {
-        log(`    ${name}: ${st.requests} requests, p50 ${st.p50.toFixed(2)} p99 ${st.p99.toFixed(2)} max ${st.max.toFixed(1)} err ${st.errors}`);
-        if (st.errors) notes.push(`mixed run, ${name}: ${st.errors} errors, first: ${st.firstError}`);
+      if (mixedOnly) {
+        log(`mixed: warm-up, every path of ${mixable.length} classes once`);
+        await fetchPaths(opts.port, [...new Set(mixable.flatMap((c) => c.paths))], headers, 4, 600_000);
+      }
+      // In the default form, alternated with the same paths without counts: what the totals cost.
+      const forms: ('default' | 'none')[] = opts.totalNone ? ['none'] : Array.from({ length: 2 * MIXED_PAIRS }, (_, i) => (i % 2 ? 'none' : 'default'));
+      for (const [i, form] of forms.entries()) {
+        const none = form === 'none' && !opts.totalNone;
+        log(`mixed${forms.length > 1 ? ` ${i + 1}/${forms.length}, ${form === 'none' ? '_total=none' : 'default form'}` : ''}: ${mixable.length} classes at c=${MIXED_CONCURRENCY} for ${durationS} s`);
+        const mixed = await serverRun('the mixed run', () => mixedChildRun({
+          port: opts.port, classes: mixable.map((c) => ({ name: c.name, paths: none ? c.paths.map(withoutCount) : c.paths })), concurrency: MIXED_CONCURRENCY,
+          durationS, headers, seed: hashName('mixed') ^ opts.seed,
+        }));
+        if (forms.length > 1) (result.mixedAlternated ??= []).push({ form, stats: mixed });
+        if (i === 0) result.mixed = mixed;
+        log(`  ${Math.round(mixed.rps)} req/s, p50 ${mixed.p50.toFixed(2)} p99 ${mixed.p99.toFixed(2)} max ${mixed.max.toFixed(1)} err ${mixed.errors}`);
+        for (const [name, st] of Object.entries(mixed.classes)) {
+          if (i === 0) log(`    ${name}: ${st.requests} requests, p50 ${st.p50.toFixed(2)} p99 ${st.p99.toFixed(2)} max ${st.max.toFixed(1)} err ${st.errors}`);
+          if (st.errors) notes.push(`mixed run ${i + 1} (${form}), ${name}: ${st.errors} errors, first: ${st.firstError}`);
+        }
       }
     }
 
@@ -688,7 +706,7 @@ async function main(): Promise<number> {
     // One report per scale and form, overwritten by the next such run (the history is in git); a
     // run on a subset of the classes does not overwrite the full one.
     const full = opts.classes.length === CLASS_NAMES.length;
-    const stem = path.join(opts.out, `scale-${opts.scale}${opts.totalNone ? '-total-none' : ''}${full ? '' : '-partial'}`);
+    const stem = path.join(opts.out, `scale-${opts.scale}${opts.totalNone ? '-total-none' : ''}${full ? '' : mixedOnly ? '-mixed' : '-partial'}`);
     await writeFile(`${stem}.json`, `${JSON.stringify(report, null, 2)}\n`);
     await writeFile(`${stem}.md`, renderMarkdown(report) + (exported ? renderExport(exported) : '') + (openData ? renderOpenData(openData) : ''));
     log(`report: ${stem}.md (${(report.elapsedS / 60).toFixed(1)} min)`);
