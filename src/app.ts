@@ -2,7 +2,7 @@ import formbody from '@fastify/formbody';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { KeyStore } from './auth/keys.ts';
 import type { Config } from './config.ts';
 import { probePools, SILENCE_MARGIN_MS, type PoolState, type Pools, type Sql } from './db.ts';
@@ -14,6 +14,7 @@ import type { Registry } from './registry/index.ts';
 import { explorerRoutes } from './routes/explorer.ts';
 import { exportRoutes } from './routes/export.ts';
 import { fhirRoutes, FHIR_JSON } from './routes/fhir.ts';
+import { REQUEST_ID_HEADER, requestId } from './request-id.ts';
 import { terminologyRoutes } from './routes/terminology.ts';
 import { clientErrorHandler, frameworkErrors, security } from './routes/security.ts';
 import { SearchRouter } from './store/router.ts';
@@ -92,11 +93,21 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
   const app = Fastify({
     logger: false,
     trustProxy: true,
+    // Every log line of a request carries its id; an incoming X-Request-Id is kept when valid (src/request-id.ts).
+    requestIdHeader: false,
+    genReqId: requestId,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: deps.config.maxBodyBytes,
     routerOptions: { maxParamLength: 200 },
     clientErrorHandler: clientErrorHandler(deps.config),
     frameworkErrors: frameworkErrors(),
     ...opts,
+  });
+
+  // Every answer names its request, errors included (the hooks that may refuse it come after).
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, req.id);
+    done();
   });
 
   // Form bodies keep their order and repeated names (pairs, not an object), and are checked like query strings.

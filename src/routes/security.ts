@@ -147,7 +147,7 @@ export async function security(app: FastifyInstance, deps: SecurityDeps): Promis
     origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
     methods: ['GET', 'HEAD', 'POST'],
     allowedHeaders: ['SERVICE-API-KEY', 'Content-Type', 'Prefer', 'Accept'],
-    exposedHeaders: ['Deprecation', 'Link', 'Retry-After', 'Content-Location', 'X-Progress', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'WWW-Authenticate'],
+    exposedHeaders: ['Deprecation', 'Link', 'Retry-After', 'Content-Location', 'X-Progress', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'WWW-Authenticate', 'X-Request-Id'],
     maxAge: 86400,
     // An OPTIONS without the preflight headers is answered like a preflight, not with a bare 400.
     strictPreflight: false,
