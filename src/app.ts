@@ -10,10 +10,12 @@ import { classifyDbError, RETRY_AFTER_SECONDS } from './db-errors.ts';
 import { Exporter } from './export/exporter.ts';
 import { formPairs } from './fhir/form-encoding.ts';
 import { FhirError, outcome, type IssueType } from './fhir/outcome.ts';
+import { Metrics } from './metrics.ts';
 import type { Registry } from './registry/index.ts';
 import { explorerRoutes } from './routes/explorer.ts';
 import { exportRoutes } from './routes/export.ts';
 import { fhirRoutes, FHIR_JSON } from './routes/fhir.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { REQUEST_ID_HEADER, requestId } from './request-id.ts';
 import { terminologyRoutes } from './routes/terminology.ts';
 import { clientErrorHandler, frameworkErrors, security } from './routes/security.ts';
@@ -39,6 +41,8 @@ export interface AppDeps {
   startedAt: string;
   /** the demo data the OpenAPI examples are read from (src/routes/explorer.ts). */
   demoDir: string;
+  /** the Prometheus metrics (src/metrics.ts), unless METRICS_ENABLED=false. */
+  metrics?: Metrics;
 }
 
 /** fixtures/directory: this file and the bundle (dist/server.js) are both one level deep. */
@@ -54,6 +58,16 @@ export function heavyWidth(config: Pick<Config, 'heavySearches' | 'workers'>): n
 
 /** `replicas`: hot standbys (DATABASE_READ_URL) that searches, reads and key checks run on. */
 export function makeDeps(config: Config, db: Pools & { url?: string }, registry: Registry, softwareVersion = '0.1.0', replicas?: ReplicaSet): AppDeps {
+  const router = new SearchRouter({
+    pools: { sql: db.sql, generic: db.generic, heavy: db.heavy, count: db.count },
+    replicas,
+    cursorSecret: config.cursorSecret,
+    includeCap: config.includeCap,
+    totalBudgetMs: config.totalBudgetMs,
+    // Up to four statements, each within the statement timeout, and a silent connection's margin.
+    deadlineMs: config.statementTimeoutMs ? 4 * config.statementTimeoutMs + SILENCE_MARGIN_MS : 0,
+    laneWidth: heavyWidth(config),
+  });
   return {
     config,
     sql: db.sql,
@@ -62,16 +76,8 @@ export function makeDeps(config: Config, db: Pools & { url?: string }, registry:
     softwareVersion,
     startedAt: new Date().toISOString().slice(0, 10),
     demoDir: DEMO_DIR,
-    router: new SearchRouter({
-      pools: { sql: db.sql, generic: db.generic, heavy: db.heavy, count: db.count },
-      replicas,
-      cursorSecret: config.cursorSecret,
-      includeCap: config.includeCap,
-      totalBudgetMs: config.totalBudgetMs,
-      // Up to four statements, each within the statement timeout, and a silent connection's margin.
-      deadlineMs: config.statementTimeoutMs ? 4 * config.statementTimeoutMs + SILENCE_MARGIN_MS : 0,
-      laneWidth: heavyWidth(config),
-    }),
+    router,
+    metrics: config.metricsEnabled ? new Metrics({ router, sql: db.sql }) : undefined,
     exporter: new Exporter({
       sql: db.sql,
       url: db.url,
@@ -109,6 +115,8 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
     reply.header(REQUEST_ID_HEADER, req.id);
     done();
   });
+  // Request metrics and GET /metrics: before any route, so that every route is given its kind (src/routes/metrics.ts).
+  metricsRoutes(app, deps.metrics, deps.config);
 
   // Form bodies keep their order and repeated names (pairs, not an object), and are checked like query strings.
   await app.register(formbody, { bodyLimit: deps.config.maxBodyBytes, parser: (s: string) => formPairs(s) as never });

@@ -42,6 +42,8 @@ export const ConfigSchema = Type.Object({
   exportFileBytes: Type.Integer({ minimum: 1024 }),
   syncApiKey: Type.Optional(Type.String({ minLength: 1 })),
   embeddedSharedBuffers: Type.Optional(Type.String({ pattern: '^([1-9]|[1-7][0-9]|80)%$|^[1-9][0-9]*(MB|GB|TB)$' })),
+  metricsEnabled: Type.Boolean(),
+  metricsPort: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -83,6 +85,8 @@ export const ENV_VARS = {
   EXPORT_QUEUE: { key: 'exportQueue', kind: 'int', default: '10', doc: 'most bulk exports waiting to run; a kick-off past it gets 429 with Retry-After' },
   EXPORT_FILE_BYTES: { key: 'exportFileBytes', kind: 'int', default: '268435456', doc: 'size past which an export file is closed and the type goes on in the next file (a resource is never split)' },
   SYNC_API_KEY: { key: 'syncApiKey', kind: 'string', default: undefined, doc: 'npm run sync only: the API key sent to the upstream directory (never on the command line, never logged)' },
+  METRICS_ENABLED: { key: 'metricsEnabled', kind: 'bool', default: 'true', doc: 'serve Prometheus metrics at GET /metrics (no API key; docs/metrics.md)' },
+  METRICS_PORT: { key: 'metricsPort', kind: 'int', default: undefined, doc: 'serve /metrics only on this port, on a listener of its own (HOST), and not on PORT; unset ⇒ on PORT' },
 } as const;
 
 export class ConfigError extends Error {}
@@ -124,6 +128,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const cfg = out as Config;
   if (cfg.defaultCount > cfg.maxCount) throw new ConfigError(`DEFAULT_COUNT (${cfg.defaultCount}) must not exceed MAX_COUNT (${cfg.maxCount})`);
+  if (cfg.metricsPort !== undefined && cfg.metricsPort === cfg.port) throw new ConfigError(`METRICS_PORT (${cfg.metricsPort}) must differ from PORT: unset it to serve /metrics on PORT`);
   return cfg;
 }
 

@@ -13,7 +13,8 @@ import { connectUrl, endPools, openDatabase, splitPool } from './db.ts';
 import { loadDotEnv } from './env-file.ts';
 import { finishInterruptedBulk } from './load/bulk.ts';
 import { LOADER_CONNECTIONS, loadFiles } from './load/loader.ts';
-import { isClusterWorker, runPrimary } from './cluster.ts';
+import { answerMetricsRequests, isClusterWorker, runPrimary } from './cluster.ts';
+import { serveMetrics } from './metrics.ts';
 import { expandPaths } from './load/sources.ts';
 import { registry } from './registry/index.ts';
 import { ReplicaSet } from './store/replicas.ts';
@@ -96,6 +97,8 @@ async function main(): Promise<void> {
       log,
       onListening: started,
       onExit: () => db.close(),
+      // The workers' metrics, aggregated here; on METRICS_PORT by a listener of the primary's own.
+      metrics: config.metricsEnabled ? { port: config.metricsPort, host: config.host } : undefined,
     });
     log.info(`${workers} workers starting on ${where}/fhir/v2`);
     return;
@@ -113,6 +116,11 @@ async function main(): Promise<void> {
   }
   const deps = makeDeps(config, db, registry, undefined, replicas);
   const app = await buildApp(deps, { loggerInstance: log });
+  // Metrics: a worker of several answers the primary's scrapes; one process alone serves METRICS_PORT itself.
+  if (deps.metrics && isClusterWorker()) answerMetricsRequests(() => deps.metrics!.registries());
+  const metricsServer = deps.metrics && config.metricsPort !== undefined && !isClusterWorker()
+    ? await serveMetrics(config.metricsPort, config.host, () => deps.metrics!.text(), (m) => log.warn(m))
+    : undefined;
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -121,6 +129,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 15000);
     force.unref();
     try {
+      metricsServer?.close();
       await app.close();
       await replicas?.close();
       await db.close();

@@ -30,9 +30,13 @@ export const METADATA_PATHS: ReadonlySet<string> = new Set(['/fhir/v1/metadata',
 /** The interactive docs and their assets (src/routes/explorer.ts), open while DOCS_ENABLED. */
 export const DOCS_PREFIX = '/docs';
 
-export function isOpen(method: string, path: string, config: Pick<Config, 'metadataRequiresKey' | 'docsEnabled'>): boolean {
+/** Prometheus's scrapes (src/routes/metrics.ts): open while served on PORT. */
+export const METRICS_PATH = '/metrics';
+
+export function isOpen(method: string, path: string, config: Pick<Config, 'metadataRequiresKey' | 'docsEnabled' | 'metricsEnabled' | 'metricsPort'>): boolean {
   if (OPEN_PATHS.has(path)) return true;
   if (method !== 'GET' && method !== 'HEAD') return false;
+  if (path === METRICS_PATH) return config.metricsEnabled && config.metricsPort === undefined;
   if (config.docsEnabled && (path === DOCS_PREFIX || path.startsWith(`${DOCS_PREFIX}/`))) return true;
   return !config.metadataRequiresKey && METADATA_PATHS.has(path);
 }
