@@ -21,6 +21,7 @@ import { terminologyRoutes } from './routes/terminology.ts';
 import { clientErrorHandler, frameworkErrors, security } from './routes/security.ts';
 import { SearchRouter } from './store/router.ts';
 import type { ReplicaSet } from './store/replicas.ts';
+import type { Tracing } from './tracing.ts';
 
 /**
  * The application as a plugin-built instance that never listens: server.ts owns the port, the
@@ -43,6 +44,8 @@ export interface AppDeps {
   demoDir: string;
   /** the Prometheus metrics (src/metrics.ts), unless METRICS_ENABLED=false. */
   metrics?: Metrics;
+  /** the OpenTelemetry SDK, started before the app when OTEL_EXPORTER_OTLP_ENDPOINT is set (src/tracing.ts). */
+  tracing?: Pick<Tracing, 'plugin'>;
 }
 
 /** fixtures/directory: this file and the bundle (dist/server.js) are both one level deep. */
@@ -110,6 +113,8 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
     ...opts,
   });
 
+  // Traces first: @fastify/otel must see every hook and route that follows.
+  if (deps.tracing) await app.register(deps.tracing.plugin);
   // Every answer names its request, errors included (the hooks that may refuse it come after).
   app.addHook('onRequest', (req, reply, done) => {
     reply.header(REQUEST_ID_HEADER, req.id);

@@ -44,6 +44,7 @@ export const ConfigSchema = Type.Object({
   embeddedSharedBuffers: Type.Optional(Type.String({ pattern: '^([1-9]|[1-7][0-9]|80)%$|^[1-9][0-9]*(MB|GB|TB)$' })),
   metricsEnabled: Type.Boolean(),
   metricsPort: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+  otelEndpoint: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+(/[^?#]*)?$' })),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -87,6 +88,7 @@ export const ENV_VARS = {
   SYNC_API_KEY: { key: 'syncApiKey', kind: 'string', default: undefined, doc: 'npm run sync only: the API key sent to the upstream directory (never on the command line, never logged)' },
   METRICS_ENABLED: { key: 'metricsEnabled', kind: 'bool', default: 'true', doc: 'serve Prometheus metrics at GET /metrics (no API key; docs/metrics.md)' },
   METRICS_PORT: { key: 'metricsPort', kind: 'int', default: undefined, doc: 'serve /metrics only on this port, on a listener of its own (HOST), and not on PORT; unset ⇒ on PORT' },
+  OTEL_EXPORTER_OTLP_ENDPOINT: { key: 'otelEndpoint', kind: 'string', default: undefined, doc: 'OTLP/HTTP endpoint (http://collector:4318): traces of requests and their SQL statements are exported there; the other OTEL_* variables apply (OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_SAMPLER …). Unset ⇒ no tracing' },
 } as const;
 
 export class ConfigError extends Error {}

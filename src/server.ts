@@ -15,6 +15,7 @@ import { finishInterruptedBulk } from './load/bulk.ts';
 import { LOADER_CONNECTIONS, loadFiles } from './load/loader.ts';
 import { answerMetricsRequests, isClusterWorker, runPrimary } from './cluster.ts';
 import { serveMetrics } from './metrics.ts';
+import { startTracing } from './tracing.ts';
 import { expandPaths } from './load/sources.ts';
 import { registry } from './registry/index.ts';
 import { ReplicaSet } from './store/replicas.ts';
@@ -115,7 +116,10 @@ async function main(): Promise<void> {
     for (const d of replicas.status()) log.info(`${d.role} ${d.name}: ${d.state}${d.lagS ? ` (${d.lagS} s behind)` : ''}`);
   }
   const deps = makeDeps(config, db, registry, undefined, replicas);
-  const app = await buildApp(deps, { loggerInstance: log });
+  // Traces only when asked for: the SDK is loaded and installed before the app is built.
+  const tracing = config.otelEndpoint ? await startTracing({ serviceVersion: deps.softwareVersion }) : undefined;
+  if (tracing) log.info(`tracing: spans exported over OTLP to ${new URL(config.otelEndpoint!).origin}`);
+  const app = await buildApp({ ...deps, tracing }, { loggerInstance: log });
   // Metrics: a worker of several answers the primary's scrapes; one process alone serves METRICS_PORT itself.
   if (deps.metrics && isClusterWorker()) answerMetricsRequests(() => deps.metrics!.registries());
   const metricsServer = deps.metrics && config.metricsPort !== undefined && !isClusterWorker()
@@ -131,6 +135,7 @@ async function main(): Promise<void> {
     try {
       metricsServer?.close();
       await app.close();
+      await tracing?.shutdown();
       await replicas?.close();
       await db.close();
     } finally {
