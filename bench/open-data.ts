@@ -27,7 +27,7 @@ const RPPS = 'https://rpps.esante.gouv.fr';
 interface ImportRun {
   ms: number;
   code: number;
-  /** import_run.counts of the run (src/opendata/import.ts ImportSummary). */
+  /** writer_run.detail of the run (src/opendata/import.ts ImportSummary). */
   counts: { lines: number; rejected: number; counts: Record<string, { new: number; changed: number; deactivated: number; unchanged: number }> };
 }
 
@@ -79,7 +79,7 @@ async function extracts(dir: string, scale: number, seed: number): Promise<strin
   return days;
 }
 
-/** `npm run import -- <dir>` in a process of its own; its run's counts from import_run. */
+/** `npm run import -- <dir>` in a process of its own; its run's counts from writer_run. */
 function runImport(sql: Sql, url: string, dir: string): Promise<ImportRun> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
@@ -96,7 +96,7 @@ function runImport(sql: Sql, url: string, dir: string): Promise<ImportRun> {
       const ms = performance.now() - t0;
       for (const line of out.trim().split('\n').slice(-4)) log(`  import: ${line}`);
       if (code !== 0 && code !== 2) return reject(new Error(`npm run import ended with code ${code}: ${out.trim().split('\n').at(-1)}`));
-      const [run] = await sql<{ counts: ImportRun['counts'] }[]>`select counts from import_run order by id desc limit 1`;
+      const [run] = await sql<{ counts: ImportRun['counts'] }[]>`select detail as counts from writer_run where kind = 'import' order by id desc limit 1`;
       resolve({ ms, code: code!, counts: run.counts });
     });
   });

@@ -99,8 +99,8 @@ export interface BenchResult {
     loadGenerator: string;
     /** the generator of the runs at concurrency 1. */
     loadGeneratorC1?: string;
-    /** the server's WORKERS (processes), DB_POOL_SIZE (connections per process) and HEAVY_SEARCHES. */
-    server: { workers: number; dbPoolSize: number; heavySearches: number };
+    /** the server's WORKERS (processes), DB_POOL_SIZE (connections per process), HEAVY_SEARCHES and METRICS_ENABLED (absent before it existed). */
+    server: { workers: number; dbPoolSize: number; heavySearches: number; metricsEnabled?: boolean };
     /** connections of the floor's two pools (as many in all as the server's processes have). */
     floorPools: { custom: number; generic: number };
   };
@@ -342,7 +342,8 @@ export function renderMarkdown(r: BenchResult): string {
   const generator = !h ? describe('autocannon')
     : h.loadGeneratorC1 && h.loadGeneratorC1 !== h.loadGenerator ? `at concurrency 1 ${describe(h.loadGeneratorC1)}; at 16 ${describe(h.loadGenerator)}`
     : describe(h.loadGenerator);
-  const served = h ? `${h.server.workers} process${h.server.workers > 1 ? 'es' : ''} (WORKERS=${h.server.workers}), DB_POOL_SIZE=${h.server.dbPoolSize} each, HEAVY_SEARCHES=${h.server.heavySearches}, ` : '';
+  const served = h ? `${h.server.workers} process${h.server.workers > 1 ? 'es' : ''} (WORKERS=${h.server.workers}), DB_POOL_SIZE=${h.server.dbPoolSize} each, HEAVY_SEARCHES=${h.server.heavySearches}, ` +
+    `${h.server.metricsEnabled === false ? 'METRICS_ENABLED=false, ' : ''}` : '';
   L.push(`HTTP: ${generator}, on 127.0.0.1 against the server (child process, ${served}RATE_LIMIT=0, MAX_CONCURRENT_PER_KEY=0, LOG_LEVEL=warn), a path drawn at random for each request. ` +
     `Floor: the server's own runSearch through postgres.js in the bench process, no HTTP (token systems and :contains estimates, page with limit _count+1, the count when the server would run it, the include query)${h ? `, on as many connections as the server has in all (${h.floorPools.custom} + ${h.floorPools.generic})` : ''}. ` +
     'Latencies in ms; errors = non-2xx + socket errors; ratio = HTTP req/s ÷ floor req/s. ' +

@@ -256,7 +256,7 @@ async function main(): Promise<number> {
   const loadavg: Record<string, number[]> = { 'at start': la() };
   const notes: string[] = [];
   // The server's configuration as it will run (the environment passes through to it: WORKERS,
-  // DB_POOL_SIZE, HEAVY_SEARCHES …), with the bench's key and no limit per key.
+  // DB_POOL_SIZE, HEAVY_SEARCHES, METRICS_ENABLED …), with the bench's key and no limit per key.
   const config = loadConfig({ ...process.env, API_KEYS: BENCH_KEY, RATE_LIMIT: '0', MAX_CONCURRENT_PER_KEY: '0' });
   const serverWorkers = config.workers || os.availableParallelism();
   const headers = { 'service-api-key': BENCH_KEY, accept: 'application/fhir+json' };
@@ -669,7 +669,7 @@ async function main(): Promise<number> {
       http: {
         loadGenerator: loadGeneratorName(16),
         loadGeneratorC1: loadGeneratorName(1),
-        server: { workers: serverWorkers, dbPoolSize: config.dbPoolSize, heavySearches: config.heavySearches || os.availableParallelism() },
+        server: { workers: serverWorkers, dbPoolSize: config.dbPoolSize, heavySearches: config.heavySearches || os.availableParallelism(), metricsEnabled: config.metricsEnabled },
         floorPools: (({ max, genericMax }) => ({ custom: max, generic: genericMax }))(splitPool(config.dbPoolSize * serverWorkers)),
       },
       ceiling: result.ceiling!,

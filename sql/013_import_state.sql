@@ -5,7 +5,7 @@
 --                     PractitionerRole ids, and whether its resources are active.
 --   import_structure: one per structure (Organization id): the digest of the distinct structure
 --                     parts of its activity lines, and whether the Organization is active.
---   import_run:       one per run, for operators (the last run's time and outcome).
+-- Its runs are recorded with the other writers' (writer_run, sql/014, kind 'import').
 create table import_person (
   person text collate "C" primary key,
   digest text not null,
@@ -18,12 +18,3 @@ create table import_structure (
   digest    text not null,
   active    boolean not null
 );
-
-create table import_run (
-  id          bigserial primary key,
-  started_at  timestamptz not null,
-  finished_at timestamptz,
-  outcome     text not null check (outcome in ('running', 'done', 'failed', 'refused')),
-  counts      jsonb not null default '{}'
-);
-create index import_run_started on import_run (started_at);

@@ -2,7 +2,7 @@ import formbody from '@fastify/formbody';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { KeyStore } from './auth/keys.ts';
 import type { Config } from './config.ts';
 import { probePools, SILENCE_MARGIN_MS, type PoolState, type Pools, type Sql } from './db.ts';
@@ -10,14 +10,18 @@ import { classifyDbError, RETRY_AFTER_SECONDS } from './db-errors.ts';
 import { Exporter } from './export/exporter.ts';
 import { formPairs } from './fhir/form-encoding.ts';
 import { FhirError, outcome, type IssueType } from './fhir/outcome.ts';
+import { Metrics } from './metrics.ts';
 import type { Registry } from './registry/index.ts';
 import { explorerRoutes } from './routes/explorer.ts';
 import { exportRoutes } from './routes/export.ts';
 import { fhirRoutes, FHIR_JSON } from './routes/fhir.ts';
+import { metricsRoutes } from './routes/metrics.ts';
+import { REQUEST_ID_HEADER, requestId } from './request-id.ts';
 import { terminologyRoutes } from './routes/terminology.ts';
 import { clientErrorHandler, frameworkErrors, security } from './routes/security.ts';
 import { SearchRouter } from './store/router.ts';
 import type { ReplicaSet } from './store/replicas.ts';
+import type { Tracing } from './tracing.ts';
 
 /**
  * The application as a plugin-built instance that never listens: server.ts owns the port, the
@@ -38,6 +42,10 @@ export interface AppDeps {
   startedAt: string;
   /** the demo data the OpenAPI examples are read from (src/routes/explorer.ts). */
   demoDir: string;
+  /** the Prometheus metrics (src/metrics.ts), unless METRICS_ENABLED=false. */
+  metrics?: Metrics;
+  /** the OpenTelemetry SDK, started before the app when OTEL_EXPORTER_OTLP_ENDPOINT is set (src/tracing.ts). */
+  tracing?: Pick<Tracing, 'plugin'>;
 }
 
 /** fixtures/directory: this file and the bundle (dist/server.js) are both one level deep. */
@@ -53,6 +61,16 @@ export function heavyWidth(config: Pick<Config, 'heavySearches' | 'workers'>): n
 
 /** `replicas`: hot standbys (DATABASE_READ_URL) that searches, reads and key checks run on. */
 export function makeDeps(config: Config, db: Pools & { url?: string }, registry: Registry, softwareVersion = '0.1.0', replicas?: ReplicaSet): AppDeps {
+  const router = new SearchRouter({
+    pools: { sql: db.sql, generic: db.generic, heavy: db.heavy, count: db.count },
+    replicas,
+    cursorSecret: config.cursorSecret,
+    includeCap: config.includeCap,
+    totalBudgetMs: config.totalBudgetMs,
+    // Up to four statements, each within the statement timeout, and a silent connection's margin.
+    deadlineMs: config.statementTimeoutMs ? 4 * config.statementTimeoutMs + SILENCE_MARGIN_MS : 0,
+    laneWidth: heavyWidth(config),
+  });
   return {
     config,
     sql: db.sql,
@@ -61,16 +79,8 @@ export function makeDeps(config: Config, db: Pools & { url?: string }, registry:
     softwareVersion,
     startedAt: new Date().toISOString().slice(0, 10),
     demoDir: DEMO_DIR,
-    router: new SearchRouter({
-      pools: { sql: db.sql, generic: db.generic, heavy: db.heavy, count: db.count },
-      replicas,
-      cursorSecret: config.cursorSecret,
-      includeCap: config.includeCap,
-      totalBudgetMs: config.totalBudgetMs,
-      // Up to four statements, each within the statement timeout, and a silent connection's margin.
-      deadlineMs: config.statementTimeoutMs ? 4 * config.statementTimeoutMs + SILENCE_MARGIN_MS : 0,
-      laneWidth: heavyWidth(config),
-    }),
+    router,
+    metrics: config.metricsEnabled ? new Metrics({ router, sql: db.sql }) : undefined,
     exporter: new Exporter({
       sql: db.sql,
       url: db.url,
@@ -92,12 +102,26 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
   const app = Fastify({
     logger: false,
     trustProxy: true,
+    // Every log line of a request carries its id; an incoming X-Request-Id is kept when valid (src/request-id.ts).
+    requestIdHeader: false,
+    genReqId: requestId,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: deps.config.maxBodyBytes,
     routerOptions: { maxParamLength: 200 },
     clientErrorHandler: clientErrorHandler(deps.config),
     frameworkErrors: frameworkErrors(),
     ...opts,
   });
+
+  // Traces first: @fastify/otel must see every hook and route that follows.
+  if (deps.tracing) await app.register(deps.tracing.plugin);
+  // Every answer names its request, errors included (the hooks that may refuse it come after).
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, req.id);
+    done();
+  });
+  // Request metrics and GET /metrics: before any route, so that every route is given its kind (src/routes/metrics.ts).
+  metricsRoutes(app, deps.metrics, deps.config);
 
   // Form bodies keep their order and repeated names (pairs, not an object), and are checked like query strings.
   await app.register(formbody, { bodyLimit: deps.config.maxBodyBytes, parser: (s: string) => formPairs(s) as never });

@@ -95,6 +95,12 @@ export const ENV_VARS = {
     'size past which an export file is closed and the type goes on in the next file (a resource is never split)'),
   SYNC_API_KEY: setting('syncApiKey', Type.String({ minLength: 1 }), undefined,
     'npm run sync only: the API key sent to the upstream directory (never on the command line, never logged)'),
+  METRICS_ENABLED: setting('metricsEnabled', Type.Boolean(), 'true',
+    'serve Prometheus metrics at GET /metrics (no API key; docs/metrics.md)'),
+  METRICS_PORT: setting('metricsPort', Type.Integer({ minimum: 1, maximum: 65535 }), undefined,
+    'serve /metrics only on this port, on a listener of its own (HOST), and not on PORT; unset ⇒ on PORT'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: setting('otelEndpoint', Type.String({ pattern: '^https?://[^/?#]+(/[^?#]*)?$' }), undefined,
+    'OTLP/HTTP endpoint (http://collector:4318): traces of requests and their SQL statements are exported there; the other OTEL_* variables apply (OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_SAMPLER …). Unset ⇒ no tracing'),
 } as const;
 
 type Settings = typeof ENV_VARS;
@@ -157,6 +163,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const cfg = out as Config;
   if (cfg.defaultCount > cfg.maxCount) throw new ConfigError(`DEFAULT_COUNT (${cfg.defaultCount}) must not exceed MAX_COUNT (${cfg.maxCount})`);
+  if (cfg.metricsPort !== undefined && cfg.metricsPort === cfg.port) throw new ConfigError(`METRICS_PORT (${cfg.metricsPort}) must differ from PORT: unset it to serve /metrics on PORT`);
   return cfg;
 }
 

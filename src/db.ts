@@ -304,15 +304,16 @@ export async function migrate(sql: Sql, dir = SQL_DIR): Promise<{ applied: numbe
     await tx`select pg_advisory_xact_lock(724011)`;
     await tx`create table if not exists schema_migrations (
       version integer primary key, name text not null, applied_at timestamptz not null default now())`;
-    const [{ max }] = await tx<{ max: number | null }[]>`select max(version) as max from schema_migrations`;
-    const current = max ?? 0;
+    const done = new Set((await tx<{ version: number }[]>`select version from schema_migrations`).map((r) => r.version));
+    const current = Math.max(0, ...done);
     if (current > latest) {
       throw new MigrationError(
         `the database schema is at version ${current}, newer than this code knows (${latest}); upgrade the server instead of running an older one against it`,
       );
     }
+    // Every migration not applied yet, in order: one added below the latest applied is not skipped.
     for (const m of migrations) {
-      if (m.version <= current) continue;
+      if (done.has(m.version)) continue;
       await tx.unsafe(await readFile(m.file, 'utf8'));
       await tx`insert into schema_migrations (version, name) values (${m.version}, ${m.name})`;
       applied.push(m.version);

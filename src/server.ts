@@ -13,7 +13,9 @@ import { connectUrl, endPools, openDatabase, splitPool } from './db.ts';
 import { loadDotEnv } from './env-file.ts';
 import { finishInterruptedBulk } from './load/bulk.ts';
 import { LOADER_CONNECTIONS, loadFiles } from './load/loader.ts';
-import { isClusterWorker, runPrimary } from './cluster.ts';
+import { answerMetricsRequests, isClusterWorker, runPrimary } from './cluster.ts';
+import { serveMetrics } from './metrics.ts';
+import { startTracing } from './tracing.ts';
 import { expandPaths } from './load/sources.ts';
 import { registry } from './registry/index.ts';
 import { ReplicaSet } from './store/replicas.ts';
@@ -96,6 +98,8 @@ async function main(): Promise<void> {
       log,
       onListening: started,
       onExit: () => db.close(),
+      // The workers' metrics, aggregated here; on METRICS_PORT by a listener of the primary's own.
+      metrics: config.metricsEnabled ? { port: config.metricsPort, host: config.host } : undefined,
     });
     log.info(`${workers} workers starting on ${where}/fhir/v2`);
     return;
@@ -112,7 +116,15 @@ async function main(): Promise<void> {
     for (const d of replicas.status()) log.info(`${d.role} ${d.name}: ${d.state}${d.lagS ? ` (${d.lagS} s behind)` : ''}`);
   }
   const deps = makeDeps(config, db, registry, undefined, replicas);
-  const app = await buildApp(deps, { loggerInstance: log });
+  // Traces only when asked for: the SDK is loaded and installed before the app is built.
+  const tracing = config.otelEndpoint ? await startTracing({ serviceVersion: deps.softwareVersion }) : undefined;
+  if (tracing) log.info(`tracing: spans exported over OTLP to ${new URL(config.otelEndpoint!).origin}`);
+  const app = await buildApp({ ...deps, tracing }, { loggerInstance: log });
+  // Metrics: a worker of several answers the primary's scrapes; one process alone serves METRICS_PORT itself.
+  if (deps.metrics && isClusterWorker()) answerMetricsRequests(() => deps.metrics!.registries());
+  const metricsServer = deps.metrics && config.metricsPort !== undefined && !isClusterWorker()
+    ? await serveMetrics(config.metricsPort, config.host, () => deps.metrics!.text(), (m) => log.warn(m))
+    : undefined;
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -121,7 +133,9 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 15000);
     force.unref();
     try {
+      metricsServer?.close();
       await app.close();
+      await tracing?.shutdown();
       await replicas?.close();
       await db.close();
     } finally {

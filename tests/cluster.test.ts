@@ -4,11 +4,10 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { request } from 'node:http';
 import { PrimaryCounters } from '../src/cluster.ts';
 import { FIXTURES, load } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
-import { freePort, startServer as start } from './helpers/server.ts';
+import { freePort, getFresh, startServer as start } from './helpers/server.ts';
 
 /**
  * WORKERS=2: the real server as two processes on one port (src/cluster.ts), on a real database.
@@ -29,20 +28,8 @@ t.test('the primary counts fixed windows per key', async (t) => {
 const KEY = 'cluster-test-key-0123456789';
 const startServer = (t: Parameters<typeof start>[0], env: Record<string, string>) => start(t, { API_KEYS: KEY, ...env });
 
-/** GET over a new connection (no keep-alive): each request may land on another worker. */
-function get(port: number, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent: false, headers: { 'service-api-key': KEY, connection: 'close' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.setTimeout(10_000, () => req.destroy(new Error(`no answer to ${path} in 10 s`)));
-    req.end();
-  });
-}
+/** GET over a new connection, with the key: each request may land on another worker. */
+const get = (port: number, path: string) => getFresh(port, path, KEY);
 
 t.test('two workers: shared cursor key, shared rate limit, a dead worker replaced, graceful stop', async (t) => {
   const db = await testDatabase(t);

@@ -28,6 +28,19 @@ t.test('a database newer than the code is refused with a clear message', async (
   await t.rejects(migrate(db.sql), /schema is at version 999, newer than this code/);
 });
 
+t.test('a migration numbered below the latest applied one is applied, not skipped', async (t) => {
+  const db = await testDatabase(t);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'mig-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  for (const f of await listMigrations(SQL_DIR)) await writeFile(path.join(dir, path.basename(f.file)), '');
+  await writeFile(path.join(dir, '901_later.sql'), 'create table t901 (x int);');
+  t.same((await migrate(db.sql, dir)).applied, [901]);
+  // a branch merged after 901 was applied brings 900
+  await writeFile(path.join(dir, '900_merged_later.sql'), 'create table t900 (x int);');
+  t.same((await migrate(db.sql, dir)).applied, [900]);
+  t.equal((await db.sql`select count(*)::int as n from pg_tables where tablename in ('t900', 't901')`)[0].n, 2);
+});
+
 t.test('a failing migration leaves nothing behind (one transaction)', async (t) => {
   const db = await testDatabase(t);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'mig-'));

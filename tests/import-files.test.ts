@@ -55,7 +55,7 @@ t.test('a truncated ZIP: exit 1, one clear line, nothing written', async (t) => 
   t.same(r.stderr.trim().split('\n'), [`import failed: ${zip}: not a complete ZIP archive (truncated download?). Nothing was written.`]);
   t.equal((await storedResources(db)).size, 0, 'no resource');
   t.same(await db.sql`select * from import_person`, [], 'no state');
-  t.same((await db.sql`select outcome from import_run`).map((r) => r.outcome), ['failed'], 'the run recorded as failed');
+  t.same((await db.sql`select outcome from writer_run where kind = 'import'`).map((r) => r.outcome), ['failure'], 'the run recorded as failed');
 });
 
 t.test('both encodings and both column forms: bad lines reported as file:line, the rest imported, exit 2', async (t) => {

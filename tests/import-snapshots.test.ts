@@ -25,7 +25,7 @@ const TYPES = ['Practitioner', 'Organization', 'PractitionerRole'];
 
 async function lastRun() {
   const [run] = await db.sql<{ started_at: Date; outcome: string; counts: Record<string, any> }[]>`
-    select started_at, outcome, counts from import_run order by id desc limit 1`;
+    select started_at, outcome, detail as counts from writer_run where kind = 'import' order by id desc limit 1`;
   return run;
 }
 
@@ -38,7 +38,7 @@ t.test('three days: versions, lastUpdated, active and the _lastUpdated window ar
     const run = await importCli(db, day === 0 ? [dir] : ['--force', dir]);
     t.equal(run.code, 0, `day ${day}: exit code 0`, { stderr: run.stderr });
     const { started_at: started, outcome } = await lastRun();
-    t.equal(outcome, 'done');
+    t.equal(outcome, 'success');
     const at = started.toISOString();
     const after = await storedResources(db);
 
@@ -109,7 +109,9 @@ t.test('a truncated Personne_activite is refused, naming --force, and nothing is
   t.match(lines.at(-1)!, /^import refused: this snapshot would deactivate \d+ of \d+ persons \([\d.]+ %\), .*\d+ of \d+ activities .*--force\.$/, 'one line naming --force');
   t.same(await storedResources(db), before, 'no resource written');
   t.same(await state(), stateBefore, 'the state unchanged');
-  t.equal((await lastRun()).outcome, 'refused', 'the run is recorded as refused');
+  const last = await lastRun();
+  t.equal(last.outcome, 'failure', 'the run is recorded as a failure');
+  t.equal(last.counts.refused, true, 'refused');
 
   const forced = await importCli(db, ['--force', dir]);
   t.ok(forced.code === 0 || forced.code === 2, `--force imports it (exit ${forced.code}: the cut line may be short)`, { stderr: forced.stderr });

@@ -15,6 +15,7 @@ import { registry } from '../src/registry/index.ts';
 import { formatLsn, parseLsn, ReplicaSet, type DatabaseStatus } from '../src/store/replicas.ts';
 import { FIXTURES, ROOT } from './helpers/app.ts';
 import { poolsOn } from './helpers/db.ts';
+import { metricValue, samples } from './helpers/metrics.ts';
 import { REDIS_TEST_URL, redisMissing } from './helpers/redis.ts';
 import { freePort, replayed, replicatedPair, type PgNode } from './helpers/replication.ts';
 
@@ -175,6 +176,10 @@ t.test('searches on a hot standby', async (t) => {
     t.same(failures, [], 'no failed request');
     t.same([...ids].sort(), now, 'no match skipped or repeated');
     t.equal(stateOf(one, 'replica').state, 'down', 'the standby out of rotation');
+    const metrics = (await get(`${one.base}/metrics`)).body;
+    const name = stateOf(one, 'replica').name;
+    t.same(['up', 'down', 'lagging'].map((state) => metricValue(metrics, 'annuaire_replica_state', { replica: name, state })), [0, 1, 0], 'the metrics: down');
+    t.ok(samples(metrics).some((x) => x.name === 'annuaire_db_pool_connections_max' && x.labels.database === name), 'its pools beside the primary\'s');
     await standby.start();
     await until('the standby back in rotation', () => stateOf(one, 'replica').state === 'up');
     t.ok(one.logs.some((l) => /^replica .*: down → up/.test(l)), 'logged');
@@ -188,6 +193,10 @@ t.test('searches on a hot standby', async (t) => {
     t.equal((JSON.parse(res.body) as Bundle).total, 5, 'searches go to the primary meanwhile');
     const ready = JSON.parse((await get(`${one.base}/ready`)).body) as { databases: DatabaseStatus[] };
     t.ok((ready.databases[1].lagS ?? 0) >= 2, `/ready reports the lag (${ready.databases[1].lagS} s)`);
+    const metrics = (await get(`${one.base}/metrics`)).body;
+    const name = stateOf(one, 'replica').name;
+    t.equal(metricValue(metrics, 'annuaire_replica_state', { replica: name, state: 'lagging' }), 1, 'the metrics: lagging');
+    t.ok(metricValue(metrics, 'annuaire_replica_lag_seconds', { replica: name }) >= 2, 'and its lag');
     await standby.query('select pg_wal_replay_resume()');
     await until('the standby caught up', () => stateOf(one, 'replica').state === 'up');
     // Back in rotation within the lag limit; then, replay done and the primary idle, no lag at all

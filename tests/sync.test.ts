@@ -72,6 +72,13 @@ async function assertMirrored(t: Test, what: string) {
   t.same(b.rows, a.rows, `${what}: as many index rows`);
 }
 
+/** The mirror's last recorded sync run (writer_run, sql/014). */
+async function lastRun() {
+  const [run] = await mirror.sql<{ outcome: string; finished: boolean; detail: Record<string, unknown> }[]>`
+    select outcome, finished_at is not null as finished, detail from writer_run where kind = 'sync' order by id desc limit 1`;
+  return run;
+}
+
 async function resetMirror() {
   await mirror.sql`truncate resource, token_idx, string_idx, date_idx, reference_idx, sync_state`;
 }
@@ -112,6 +119,9 @@ t.test('an initial sync copies the upstream whole; a second one changes nothing'
     from pg_class c where c.relname in ('resource', 'token_idx', 'string_idx', 'date_idx', 'reference_idx') and c.relnamespace = current_schema()::regnamespace`;
   t.same(believed.filter((b) => Math.abs(b.reltuples - b.rows) > 0.2 * b.rows).map((b) => `${b.name}: ${b.reltuples} believed, ${b.rows} held`), [],
     'the planner has statistics for what the copy wrote (analyzed as after a load)');
+
+  t.match(await lastRun(), { outcome: 'success', finished: true, detail: { upstream: UPSTREAM, prune: false, rejected: 0 } }, 'the run recorded for the metrics');
+  t.ok(((await lastRun()).detail.fetched as number) > 0, 'with what it fetched');
 
   const again = await sync([]);
   exits(t, again, 0);
@@ -172,12 +182,14 @@ async function killMidway(t: Test) {
 t.test('a sync killed mid-way, then run again, converges', async (t) => {
   await resetMirror();
   await killMidway(t);
+  t.match(await lastRun(), { outcome: 'running', finished: false }, 'the killed run stays running');
   // the directory changes meanwhile
   const [p] = await upstreamResources('Practitioner', 1, 200);
   await changeUpstream('meanwhile', [{ ...p, gender: p.gender === 'female' ? 'male' : 'female', meta: { ...p.meta, lastUpdated: new Date().toISOString() } }]);
   const r = await sync([]);
   exits(t, r, 0);
   t.match(r.stdout, /resumed from the interrupted run/, 'resumed from the committed next link');
+  t.match(await lastRun(), { outcome: 'success', finished: true }, 'the rerun succeeded');
   await assertMirrored(t, 'after the rerun');
 
 });
@@ -322,4 +334,7 @@ t.test('bad options are refused with a message', async (t) => {
   exits(t, k, 1);
   t.match(k.stderr, /answered 401/);
   t.notMatch(k.stderr, /not-a-known-key-000/, 'the key is not echoed');
+  const run = await lastRun();
+  t.match(run, { outcome: 'failure', finished: true, detail: { error: /401/ } }, 'the failed run recorded');
+  t.notMatch(JSON.stringify(run.detail), /not-a-known-key-000/, 'without the key');
 });

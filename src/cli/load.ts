@@ -9,6 +9,7 @@ import { DEFAULT_CONCURRENCY, loadFiles, loaderConnections } from '../load/loade
 import { expandPaths, NOT_LOADABLE } from '../load/sources.ts';
 import { registry } from '../registry/index.ts';
 import { MAX_DEPTH } from '../fhir/resource.ts';
+import { startRun, type WriterRun } from '../writer-runs.ts';
 
 const USAGE = `usage: npm run load -- [--strict] [--bulk] [--batch-size N] <file-or-directory>...
 
@@ -91,7 +92,10 @@ async function main(): Promise<number> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, profile: { sharedBuffers: config.embeddedSharedBuffers }, max: loaderConnections(concurrency) });
   const tty = process.stderr.isTTY;
   const t0 = Date.now();
+  // Recorded in writer_run, for the server's metrics: a cron job that stopped loading shows there.
+  let run: WriterRun | undefined;
   try {
+    run = await startRun(db.sql, 'load', { files: files.length, bulk: args.values.bulk, strict: args.values.strict });
     if (!args.values.bulk) await finishInterruptedBulk(db.sql, (m) => console.error(m));
     const summary = await loadFiles(db.sql, registry, files, {
       strict: args.values.strict,
@@ -128,10 +132,14 @@ async function main(): Promise<number> {
         (summary.indexMs ? ` (of which ${(summary.indexMs / 1000).toFixed(1)} s building indexes)` : '') +
         `, ${fmt(Math.round(written / Math.max(secs, 0.001)))} resources/s`,
     );
-    return summary.rejected > 0 || summary.rejectedFiles > 0 ? 2 : 0;
+    const { inserted, updated, unchanged, deleted, rejected, rejectedFiles } = summary;
+    await run.finish('success', { inserted, updated, unchanged, deleted, rejected, rejectedFiles });
+    return rejected > 0 || rejectedFiles > 0 ? 2 : 0;
   } catch (err) {
     if (tty) process.stderr.write('\r\x1b[K');
-    console.error(failureMessage(err, args.values.bulk === true));
+    const message = failureMessage(err, args.values.bulk === true);
+    console.error(message);
+    await run?.finish('failure', { error: message });
     return 1;
   } finally {
     await db.close();

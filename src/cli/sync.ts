@@ -9,6 +9,7 @@ import { SyncError, UpstreamClient } from '../sync/client.ts';
 import { mirrorType, type TypeSummary } from '../sync/mirror.ts';
 import { prunePlan, type PruneSummary } from '../sync/prune.ts';
 import { DEFAULT_TYPES, parseTypes, planTypes } from '../sync/upstream.ts';
+import { startRun, type WriterRun } from '../writer-runs.ts';
 
 const USAGE = `usage: npm run sync -- --from <upstream FHIR base> [options]
 
@@ -96,9 +97,6 @@ async function main(): Promise<number> {
   };
   const client = new UpstreamClient({ base, apiKey: config.syncApiKey, keyHeader: args['key-header'], rate, timeoutMs: timeout * 1000, retries, onRetry: say });
   if (config.syncApiKey === undefined) say('SYNC_API_KEY is not set: the upstream is asked without a key');
-  const capability = await client.json(`${base}/metadata`);
-  const { plans, notes } = planTypes(capability.body, types);
-  for (const n of notes) say(n);
 
   // A connection per type written at once, and one to intern token systems outside their transactions.
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, profile: { sharedBuffers: config.embeddedSharedBuffers }, max: parallel + 1 });
@@ -107,6 +105,9 @@ async function main(): Promise<number> {
   const results: TypeSummary[] = [];
   const pruned: PruneSummary[] = [];
   let rejected = 0;
+  // Recorded in writer_run, for the server's metrics: a cron job that stopped syncing shows there,
+  // an upstream that does not answer included.
+  let run: WriterRun | undefined;
   const progress = (what: string, done: number, pages: number, total?: number) => {
     if (!tty) return;
     const s = (Date.now() - t0) / 1000;
@@ -115,6 +116,10 @@ async function main(): Promise<number> {
     process.stderr.write(`\r\x1b[K${what}: ${fmt(done)}${total !== undefined ? ` of ${fmt(total)}` : ''} resources, ${fmt(pages)} pages, ${fmt(Math.round(r))}/s, ${fmt(client.requests)} requests${eta}`);
   };
   try {
+    run = await startRun(db.sql, 'sync', { upstream: base, types, prune: args.prune });
+    const capability = await client.json(`${base}/metadata`);
+    const { plans, notes } = planTypes(capability.body, types);
+    for (const n of notes) say(n);
     // Types are mirrored side by side (their rows never meet): one writes while another fetches.
     const queue = [...plans];
     const failures: unknown[] = [];
@@ -171,6 +176,14 @@ async function main(): Promise<number> {
     }
     // As after a load: a first copy leaves millions of rows the planner has no statistics for.
     await finishWrites(db.sql, results.reduce((a, r) => a + r.inserted + r.updated + r.deleted, 0) + pruned.reduce((a, p) => a + p.deleted, 0));
+    const sum = (f: (s: TypeSummary) => number) => results.reduce((a, s) => a + f(s), 0);
+    await run.finish('success', {
+      fetched: sum((s) => s.fetched), inserted: sum((s) => s.inserted), updated: sum((s) => s.updated),
+      rejected: rejected + sum((s) => s.rejected), deleted: pruned.reduce((a, p) => a + p.deleted, 0),
+    });
+  } catch (err) {
+    await run?.finish('failure', { error: String((err as Error)?.message ?? err) });
+    throw err;
   } finally {
     clear();
     await db.close();

@@ -4,6 +4,7 @@ import { finishInterruptedBulk } from '../load/bulk.ts';
 import { loaderConnections } from '../load/loader.ts';
 import { registry as defaultRegistry, type Registry } from '../registry/index.ts';
 import { finishWrites } from '../store/write.ts';
+import { startRun } from '../writer-runs.ts';
 import { KINDS, type FileKind } from './columns.ts';
 import { publishBulk, publishIncremental, type ImportCounts } from './publish.ts';
 import { OpenDataError } from './read.ts';
@@ -13,7 +14,7 @@ import { createStaging, dropStaging, stageLines, type StageSummary } from './sta
 /**
  * One import of the open-data extracts (`npm run import`): the directory as of its files.
  *
- * 1. Under an advisory lock (one import at a time per database), a row in import_run.
+ * 1. Under an advisory lock (one import at a time per database), a run in writer_run (kind 'import').
  * 2. Stage every line in PostgreSQL (src/opendata/stage.ts).
  * 3. Diff the snapshot against the last import's state (src/opendata/snapshot.ts); refuse to
  *    deactivate more than 5 % of a type without `force`, before anything is written.
@@ -98,10 +99,6 @@ async function unlock(session: postgres.ReservedSql): Promise<void> {
   }
 }
 
-function closeRun(sql: Sql, id: string, outcome: 'done' | 'failed' | 'refused', counts: object): Promise<unknown> {
-  return sql`update import_run set finished_at = now(), outcome = ${outcome}, counts = ${sql.json(counts as never)} where id = ${id}`;
-}
-
 /** The unchanged of each type: in the snapshot, neither new nor changed. */
 function withUnchanged(counts: ImportCounts, diff: SnapshotDiff): ImportCounts {
   for (const t of Object.keys(TYPE_NAMES) as DiffType[]) counts[t].unchanged = diff[t].snapshot - counts[t].new - counts[t].changed;
@@ -117,10 +114,8 @@ export async function importOpenData(sql: Sql, paths: readonly string[], opts: I
   await finishInterruptedBulk(sql, note);
   const session = await lock(sql);
   try {
-    // A run still 'running' while the lock is free was killed.
-    await session`update import_run set outcome = 'failed', finished_at = now() where outcome = 'running'`;
     const startedAt = opts.now ?? new Date();
-    const [{ id }] = await session<{ id: string }[]>`insert into import_run (started_at, outcome) values (${startedAt}, 'running') returning id::text`;
+    const run = await startRun(sql, 'import', { paths }, startedAt);
     let stage: StageSummary | undefined;
     try {
       await createStaging(session);
@@ -162,11 +157,11 @@ export async function importOpenData(sql: Sql, paths: readonly string[], opts: I
         skippedFiles: stage.skippedFiles,
         counts: withUnchanged(published.counts, diff),
       };
-      await closeRun(session, id, 'done', { ...summary, startedAt: undefined });
+      await run.finish('success', { ...summary, startedAt: undefined });
       return summary;
     } catch (err) {
       const counts = stage ? { lines: stage.lines, rejected: stage.rejected, skippedFiles: stage.skippedFiles } : {};
-      await closeRun(session, id, err instanceof SnapshotRefused ? 'refused' : 'failed', { ...counts, error: (err as Error).message }).catch(() => {});
+      await run.finish('failure', { ...counts, error: (err as Error).message, ...(err instanceof SnapshotRefused ? { refused: true } : {}) });
       await dropStaging(session).catch(() => {});
       throw err;
     }

@@ -7,6 +7,7 @@ import { parseSearch } from '../fhir/parse.ts';
 import type { Config } from '../config.ts';
 import type { Bases } from '../fhir/entries.ts';
 import type { SearchRouter } from '../store/router.ts';
+import { classify } from '../store/classify.ts';
 import { READ_TYPES, RESOURCE_TYPES, VERSION_TYPES, VERSIONS, type Registry, type ResourceType, type Version } from '../registry/index.ts';
 
 /**
@@ -104,6 +105,7 @@ export async function fhirRoutes(app: FastifyInstance, deps: FhirRoutesDeps): Pr
       maxParams: deps.config.maxParams,
     });
     const bases = basesOf(root, version);
+    req.searchClass = classify(parsed); // a label of the request metrics
     const result = await deps.router.search(parsed, bases);
     versionHeaders(reply, version, root, type);
     const bundle = searchBundle({ base: bases.base, req: parsed, ...result });

@@ -30,9 +30,13 @@ export const METADATA_PATHS: ReadonlySet<string> = new Set(['/fhir/v1/metadata',
 /** The interactive docs and their assets (src/routes/explorer.ts), open while DOCS_ENABLED. */
 export const DOCS_PREFIX = '/docs';
 
-export function isOpen(method: string, path: string, config: Pick<Config, 'metadataRequiresKey' | 'docsEnabled'>): boolean {
+/** Prometheus's scrapes (src/routes/metrics.ts): open while served on PORT. */
+export const METRICS_PATH = '/metrics';
+
+export function isOpen(method: string, path: string, config: Pick<Config, 'metadataRequiresKey' | 'docsEnabled' | 'metricsEnabled' | 'metricsPort'>): boolean {
   if (OPEN_PATHS.has(path)) return true;
   if (method !== 'GET' && method !== 'HEAD') return false;
+  if (path === METRICS_PATH) return config.metricsEnabled && config.metricsPort === undefined;
   if (config.docsEnabled && (path === DOCS_PREFIX || path.startsWith(`${DOCS_PREFIX}/`))) return true;
   return !config.metadataRequiresKey && METADATA_PATHS.has(path);
 }
@@ -147,7 +151,7 @@ export async function security(app: FastifyInstance, deps: SecurityDeps): Promis
     origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
     methods: ['GET', 'HEAD', 'POST'],
     allowedHeaders: ['SERVICE-API-KEY', 'Content-Type', 'Prefer', 'Accept'],
-    exposedHeaders: ['Deprecation', 'Link', 'Retry-After', 'Content-Location', 'X-Progress', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'WWW-Authenticate'],
+    exposedHeaders: ['Deprecation', 'Link', 'Retry-After', 'Content-Location', 'X-Progress', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'WWW-Authenticate', 'X-Request-Id'],
     maxAge: 86400,
     // An OPTIONS without the preflight headers is answered like a preflight, not with a bare 400.
     strictPreflight: false,

@@ -6,12 +6,20 @@
 export class Lane {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
+  /** Told how long each admitted search waited, in seconds (the metrics, src/metrics.ts); none by default. */
+  onAdmit?: (waitedS: number) => void;
 
   constructor(readonly width: number) {}
 
   async admit<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active < this.width) this.active++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (this.active < this.width) {
+      this.active++;
+      this.onAdmit?.(0);
+    } else {
+      const since = this.onAdmit ? performance.now() : undefined;
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      if (since !== undefined) this.onAdmit?.((performance.now() - since) / 1000);
+    }
     try {
       return await fn();
     } finally {

@@ -20,8 +20,29 @@ export function statementText(text: string): string {
 /** Texts `statementText` holds now. */
 export const statementTextsKept = (): number => texts.size;
 
-/** A statement (src/fhir/statement.ts) as a prepared statement of its connection (postgres.js caches it by text). */
-export function query<T extends readonly object[] = Record<string, unknown>[]>(db: Db, s: Statement) {
+/**
+ * Told of each statement `query` hands to the driver, as it is handed: its pool (or transaction),
+ * its text (never its parameters) and the query, which settles with the statement. The metrics
+ * (src/metrics.ts) and the traces (src/tracing.ts) observe; none by default, and nothing is paid then.
+ */
+export type StatementObserver = (db: Db, text: string, statement: Promise<unknown>) => void;
+const observers = new Set<StatementObserver>();
+
+/** Adds an observer of every statement; returns what removes it. */
+export function observeStatements(observer: StatementObserver): () => void {
+  observers.add(observer);
+  return () => void observers.delete(observer);
+}
+
+/**
+ * A statement (src/fhir/statement.ts) as a prepared statement of its connection (postgres.js caches
+ * it by text); `raw`: rows as arrays of buffers. The one way the search path reaches the driver.
+ */
+export function query<T extends readonly object[] = Record<string, unknown>[]>(db: Db, s: Statement, opts: { raw?: boolean } = {}) {
   const { text, params } = flatten(s);
-  return db.unsafe<T extends readonly (infer R extends object)[] ? R[] : never>(statementText(text), params as never[], { prepare: true });
+  const kept = statementText(text);
+  const q = db.unsafe<T extends readonly (infer R extends object)[] ? R[] : never>(kept, params as never[], { prepare: true });
+  if (opts.raw) q.raw();
+  for (const observe of observers) observe(db, kept, q);
+  return q;
 }

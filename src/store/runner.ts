@@ -152,13 +152,13 @@ export class SearchRunner {
 
 /** `rows` (rid, type, id, content, ord, key) written as entries by the database. */
 async function rendered(db: Sql, rows: Statement, bases: Bases, mode: 'match' | 'include', shown: number, keys: boolean): Promise<Entries> {
-  const [row] = (await query(db, renderStatement(rows, { bases, mode, shown, keys })).raw()) as unknown as (Buffer | null)[][];
+  const [row] = (await query(db, renderStatement(rows, { bases, mode, shown, keys }), { raw: true })) as unknown as (Buffer | null)[][];
   return renderedEntries(row, shown);
 }
 
 /** `rows` read as they are and written as subsetted entries here. */
 async function subsetted(db: Sql, req: SearchRequest, rows: Statement, bases: Bases, shown: number): Promise<Entries> {
-  return subsettedEntries(req, (await query(db, rows).raw()) as unknown as Buffer[][], bases, shown);
+  return subsettedEntries(req, (await query(db, rows, { raw: true })) as unknown as Buffer[][], bases, shown);
 }
 
 /** Where the page after the row whose `key` column is `last` starts: a rid, or a sorted row's JSON key. */

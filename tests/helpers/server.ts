@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { createServer } from 'node:http';
+import { createServer, request } from 'node:http';
 import path from 'node:path';
 import { ROOT } from './app.ts';
 
@@ -10,6 +10,24 @@ export function freePort(): Promise<number> {
       const port = (s.address() as { port: number }).port;
       s.close(() => resolve(port));
     });
+  });
+}
+
+/**
+ * GET on 127.0.0.1:`port` over a new connection (no keep-alive): with WORKERS > 1, each request may
+ * land on another worker. `key`: the SERVICE-API-KEY sent, none when undefined.
+ */
+export function getFresh(port: number, path: string, key?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent: false, headers: { ...(key ? { 'service-api-key': key } : {}), connection: 'close' } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.setTimeout(10_000, () => req.destroy(new Error(`no answer to ${path} in 10 s`)));
+    req.end();
   });
 }
 
