@@ -676,6 +676,7 @@ async function main(): Promise<number> {
       classes: result.classes!,
       deepWalk: result.deepWalk,
       mixed: result.mixed,
+      mixedAlternated: result.mixedAlternated,
       mirror: result.mirror,
       explain: result.explain!,
       targets: [],

@@ -117,12 +117,24 @@ export function unixSocket(url: string): { path: string; url: string } | undefin
   return { path: `${dir.replace(/\/+$/, '')}/.s.PGSQL.${u.port || '5432'}`, url: u.toString() };
 }
 
+type CloseObserver = (pool: Sql) => void;
+const closeObservers = new Set<CloseObserver>();
+
+/**
+ * Adds an observer of every connection that closes, by its pool (the metrics' count of them);
+ * returns what removes it. The pool opens it again when a statement next needs it.
+ */
+export function observeConnectionCloses(observer: CloseObserver): () => void {
+  closeObservers.add(observer);
+  return () => void closeObservers.delete(observer);
+}
+
 export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
   assertPatchedDriver();
   const socket = unixSocket(url);
   // Past its statement timeout and a margin, a server that has said nothing is gone (src/db-socket.ts).
   const silence = opts.statementTimeoutMs ? opts.statementTimeoutMs + SILENCE_MARGIN_MS : undefined;
-  return postgres(socket?.url ?? url, {
+  const pool: Sql = postgres(socket?.url ?? url, {
     max: opts.max ?? 10,
     onnotice: () => {},
     backoff: reconnectBackoff,
@@ -134,7 +146,10 @@ export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
       plan_cache_mode: opts.plans === 'generic' ? 'force_generic_plan' : 'force_custom_plan',
       ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
     },
+    // postgres.js 3.4.9 calls it for every connection that closes (an option its types do not list)
+    ...({ onclose: () => { for (const observe of closeObservers) observe(pool); } } as {}),
   });
+  return pool;
 }
 
 /**

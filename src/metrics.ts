@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Db, Pools, Sql } from './db.ts';
+import { observeConnectionCloses, type Db, type Pools, type Sql } from './db.ts';
 import { classifyDbError } from './db-errors.ts';
 import { RESOURCE_TYPES } from './registry/index.ts';
 import type { Lane } from './store/lane.ts';
@@ -71,6 +71,7 @@ export class Metrics {
   private readonly laneWait: Histogram<'lane'>;
   private readonly timeouts: Counter<'database' | 'pool'>;
   private readonly transients: Counter<'database' | 'pool'>;
+  private readonly closes: Counter<'database' | 'pool'>;
   /** the series of each label set, found once: a request records without hashing its labels. */
   private readonly series = new Map<string, { count: Counter.Internal; duration: Histogram.Internal<keyof RequestLabels> }>();
   private readonly pools = new Map<Db, PoolStats>();
@@ -101,6 +102,7 @@ export class Metrics {
     poolGauge('annuaire_db_pool_statements_waiting', 'Statements in flight beyond a pool\'s size: pipelined behind another on a busy connection, or queued in the driver', (p) => Math.max(0, p.inFlight - p.max));
     this.timeouts = new Counter({ name: 'annuaire_db_statement_timeouts_total', help: 'Statements cancelled by their statement timeout (SQLSTATE 57014): a 503 timeout, or on pool="count" a total left out past TOTAL_BUDGET_MS', labelNames: poolLabels, registers });
     this.transients = new Counter({ name: 'annuaire_db_transient_errors_total', help: 'Statements failed because the database was away, restarting or refusing connections (503 transient, or retried on another database)', labelNames: poolLabels, registers });
+    this.closes = new Counter({ name: 'annuaire_db_connection_closes_total', help: 'Connections of a pool that closed (the server restarted or ended them, a network cut, their maximum lifetime): each is opened again when a statement next needs it', labelNames: poolLabels, registers });
 
     const replicas = () => this.sources.router.replicas?.members ?? [];
     new Gauge({
@@ -145,6 +147,11 @@ export class Metrics {
     watch('primary', router.pools);
     for (const m of router.replicas?.members ?? []) watch(m.name, m.pools);
     this.stops.push(observeStatements((db, _text, statement) => this.statement(db, statement)));
+    for (const p of this.pools.values()) this.closes.inc(p.labels, 0);
+    this.stops.push(observeConnectionCloses((pool) => {
+      const p = this.pools.get(pool);
+      if (p) this.closes.inc(p.labels);
+    }));
     for (const [lane, l] of Object.entries(router.lanes) as [string, Lane][]) {
       this.laneWait.zero({ lane });
       const wait = this.laneWait.labels({ lane });

@@ -153,6 +153,7 @@ t.test('a database restart: transient failures and 503s counted, then searches s
   t.equal(back, 200, 'served again after the restart');
   const after = await scrape(app);
   t.ok(moved(before, after, 'annuaire_db_transient_errors_total', { database: 'primary', pool: 'generic' }) >= 2, 'transient failures counted on the lookups\' pool');
+  t.ok(moved(before, after, 'annuaire_db_connection_closes_total', { database: 'primary', pool: 'generic' }) >= 1, 'its connection closed by the restart');
   t.ok(moved(before, after, REQUESTS, { kind: 'search', status: '503' }) >= 2, 'the 503s counted');
   t.ok(moved(before, after, REQUESTS, { kind: 'search', status: '200' }) >= 1, 'and the search served again');
   t.equal(metricValue(after, 'annuaire_db_pool_connections_in_use'), 0, 'nothing left in flight');
