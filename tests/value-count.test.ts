@@ -90,6 +90,28 @@ t.test('updates, deletions and concurrent writers keep the counts exact', async 
   t.equal(await rows(), before.length, 'and folds the rows of a value into one, dropping values that count nothing');
 });
 
+t.test('two compactions at once leave one row per value', async (t) => {
+  const db = await testDatabase(t);
+  const key = 'p:race';
+  const rowsOf = async () => (await db.sql<{ n: number }[]>`select n::int as n from value_count where param = 1 and key = ${key}`).map((r) => r.n);
+  await db.sql`insert into value_count (param, key, n) values (1, ${key}, 1), (1, ${key}, 1)`;
+  let second: Promise<unknown> | undefined;
+  await db.sql.begin(async (tx) => {
+    await tx`select compact_value_counts()`;
+    // Written while the first compaction is not yet committed, and folded by the second.
+    await db.sql`insert into value_count (param, key, n) values (1, ${key}, 1)`;
+    second = db.sql`select compact_value_counts()`.execute();
+    for (let i = 0; i < 100; i++) {
+      const [{ waiting }] = await db.sql<{ waiting: number }[]>`
+        select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and query like '%compact_value_counts%'`;
+      if (waiting > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  });
+  await second;
+  t.same(await rowsOf(), [3], 'one row holding every count');
+});
+
 t.test('the first page of a one-value search carries its total from the counts, without counting', async (t) => {
   const { app, db } = await testApp(t, { env: { API_KEYS: 'value-count-key-0123456789', TOTAL_BUDGET_MS: '0' } });
   await load(db, [path.join(dir, 'data')], { bulk: true });
