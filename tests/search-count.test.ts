@@ -74,7 +74,7 @@ t.test('TOTAL_BUDGET_MS=0: never counted unless asked', async (t) => {
   );
 });
 
-t.test('a set estimated far beyond what the budget can count is not counted at all', async (t) => {
+t.test('a count runs only for a full first page whose set is estimated within reach', async (t) => {
   const { app: gated, deps: gatedDeps } = await testApp(t, { db, env: { API_KEYS: API_KEY, TOTAL_BUDGET_MS: String(BUDGET_MS) } });
   const planner = gatedDeps.router.planner;
   const real = planner.estimateMatches.bind(planner);
@@ -91,4 +91,5 @@ t.test('a set estimated far beyond what the budget can count is not counted at a
   t.same({ total: await get(COUNTED), counted }, { total: undefined, counted: 0 }, 'estimated beyond reach: no count, no total');
   planner.estimateMatches = real;
   t.same({ total: await get(COUNTED), counted }, { total: 30, counted: 1 }, 'estimated within reach: counted');
+  t.same({ total: await get('/fhir/v2/Practitioner?family=martin'), counted }, { total: 5, counted: 1 }, 'a page that holds its matches starts no count');
 });

@@ -62,13 +62,16 @@ export class SearchRunner {
     const warnings = [...req.warnings];
     const hints = await this.planner.plan(db, req);
     if (req.count === 0 || req.summary === 'count') return { matches: noEntries, includes: noEntries, total: await countAll(db, hints, req), warnings };
-    // A first page's total is read beside the page when the write path keeps it (countedQuery);
-    // else counted beside the page, within its budget, on a pool of its own. A lookup's page
-    // nearly always holds its matches: it is counted after its page if not.
+    // A first page's total is read beside the page when the write path keeps it (countedQuery).
+    // Else the matches are estimated beside the page, and counted, within the budget on a pool
+    // of their own, only once the page is full: a page that holds its matches says its total,
+    // and a count started for it would burn a core for nothing. A lookup is not estimated.
     const counted = countedQuery(hints, req);
-    const counting = state || req.total !== undefined || cls === 'lookup' ? undefined
-      : counted ? read(db, counted) : this.countFirstPage(pools.count, hints, req);
-    counting?.catch(() => {});
+    const first = !state && req.total === undefined && cls !== 'lookup';
+    const kept = first && counted ? read(db, counted) : undefined;
+    const estimated = first && !counted ? this.countable(pools.count, hints, req) : undefined;
+    kept?.catch(() => {});
+    estimated?.catch(() => {});
     const keys = req.include.length > 0 || req.revinclude.length > 0;
     let page: Entries & { rank?: RankPhase };
     try {
@@ -83,7 +86,7 @@ export class SearchRunner {
       if (!state && !hasNext) total = page.count;
       else if (req.total === 'accurate') total = await countAll(db, hints, req);
       else if (req.total === 'estimate') total = await this.planner.estimateMatches(db, hints, req);
-      else if (!state) total = await (counting ?? this.countFirstPage(pools.count, hints, req));
+      else if (!state) total = counted ? await (kept ?? read(db, counted)) : await this.countFullPage(pools.count, hints, req, estimated);
     }
     let includes = noEntries;
     if (keys) {
@@ -97,17 +100,22 @@ export class SearchRunner {
   }
 
   /**
-   * The count behind a first page's total, within TOTAL_BUDGET_MS. A set the planner estimates far
-   * larger than any count could read in the budget is not counted at all: its total would be
-   * omitted anyway, and the count would take the whole budget from the answer and the machine.
+   * The planner's estimate of a first page's matches when a count could read them within
+   * TOTAL_BUDGET_MS, else undefined. A set estimated far larger than any count could read in the
+   * budget is not counted at all: its total would be omitted anyway, and the count would take the
+   * whole budget from the machine.
    */
-  private async countFirstPage(count: Sql, hints: PlanHints, req: SearchRequest): Promise<number | undefined> {
+  private async countable(count: Sql, hints: PlanHints, req: SearchRequest): Promise<number | undefined> {
     const budget = this.o.totalBudgetMs;
     if (budget <= 0) return undefined;
-    const started = Date.now();
     const estimated = await within(this.planner.estimateMatches(count, hints, req), budget, () => undefined);
-    if (estimated === undefined || estimated > budget * COUNTED_ROWS_PER_MS) return undefined;
-    return countWithin(count, hints, req, budget - (Date.now() - started));
+    return estimated !== undefined && estimated <= budget * COUNTED_ROWS_PER_MS ? estimated : undefined;
+  }
+
+  /** The count behind a full first page, within TOTAL_BUDGET_MS, when its estimate (made beside the page, or now) says a count can finish. */
+  private async countFullPage(count: Sql, hints: PlanHints, req: SearchRequest, estimated?: Promise<number | undefined>): Promise<number | undefined> {
+    if ((await (estimated ?? this.countable(count, hints, req))) === undefined) return undefined;
+    return countWithin(count, hints, req, this.o.totalBudgetMs);
   }
 
   /**
