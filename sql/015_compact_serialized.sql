@@ -2,7 +2,7 @@
 -- value would keep two rows. The lock comes first, so the fold's statement (a fresh snapshot: the
 -- function is volatile) sees what the compaction before it wrote.
 create or replace function compact_value_counts() returns void language sql as $$
-  select pg_advisory_xact_lock(724013);
+  select pg_advisory_xact_lock(724014);
   with merged as (
     delete from value_count v using (select param, key from value_count group by 1, 2 having count(*) > 1 or sum(n) = 0) m
     where v.param = m.param and v.key = m.key returning v.param, v.key, v.n)

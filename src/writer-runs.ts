@@ -1,4 +1,8 @@
+import { classifyDbError } from './db-errors.ts';
 import type { Sql } from './db.ts';
+
+/** The waits before each new try of a run's outcome (the last try has none). */
+const FINISH_RETRIES_MS = [50, 100, 200, 400, 800, undefined];
 
 /**
  * The runs of the commands that write the directory, in `writer_run` (sql/014_writer_runs.sql):
@@ -8,7 +12,7 @@ import type { Sql } from './db.ts';
 export type RunOutcome = 'success' | 'failure';
 
 export interface WriterRun {
-  /** Records the outcome; never throws (a database gone by then leaves the run 'running'). */
+  /** Records the outcome; never throws (a database gone for longer than its tries leaves the run 'running'). */
   finish(outcome: RunOutcome, detail?: Record<string, unknown>): Promise<void>;
 }
 
@@ -21,10 +25,16 @@ export async function startRun(sql: Sql, kind: string, detail: Record<string, un
     insert into writer_run (kind, started_at, detail) values (${kind}, ${startedAt ?? sql`now()`}, ${sql.json(detail as never)}) returning id`;
   return {
     finish: async (outcome, more = {}) => {
-      try {
-        await sql`update writer_run set finished_at = now(), outcome = ${outcome}, detail = detail || ${sql.json(more as never)} where id = ${id}`;
-      } catch {
-        // the run stays 'running': what the metrics show of it is that it never finished
+      // A run often fails because the database went away for a moment: its outcome is tried again
+      // while the database comes back. Past that, the run stays 'running' (it never finished).
+      for (const wait of FINISH_RETRIES_MS) {
+        try {
+          await sql`update writer_run set finished_at = now(), outcome = ${outcome}, detail = detail || ${sql.json(more as never)} where id = ${id}`;
+          return;
+        } catch (err) {
+          if (wait === undefined || classifyDbError(err) !== 'transient') return;
+          await new Promise((resolve) => setTimeout(resolve, wait));
+        }
       }
     },
   };

@@ -26,7 +26,7 @@ import { createStaging, dropStaging, stageLines, type StageSummary } from './sta
  * committed with the resources they describe.
  */
 
-/** Advisory lock of the import (bulk loads take 724012, migrations 724011). */
+/** Advisory lock of the import (migrations take 724011, bulk loads 724012, compactions of value_count 724014). */
 const IMPORT_LOCK = 724013;
 
 /** Connections an import needs: the loader's (batch transactions, interning, a bulk load), and its locked session. */
