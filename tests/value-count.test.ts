@@ -122,6 +122,15 @@ t.test('the first page of a one-value search carries its total from the counts, 
   t.equal(await total('Practitioner'), practitioners.length - 1, 'a type: its resources (one was deleted)');
   t.type(await total('Practitioner?family=m'), 'number', 'a one-letter prefix has its total');
   t.type(await total('Practitioner?_lastUpdated=ge2020-01-01'), 'number', 'a range of whole days has its total');
+  t.equal(await total('Practitioner?_lastUpdated=ge2000-01-01&_lastUpdated=lt2100-01-01'), practitioners.length - 1, 'so does a range given by both ends');
+  // From the first day of the practitioners to the day after the 300th: more matches than a page holds.
+  const [{ from, to, n }] = await db.sql<{ from: string; to: string; n: number }[]>`
+    with b as (select min(last_updated at time zone 'UTC')::date as lo, (select (last_updated at time zone 'UTC')::date + 1 from resource where type = 'Practitioner' order by last_updated offset 300 limit 1) as hi
+               from resource where type = 'Practitioner')
+    select to_char(lo, 'YYYY-MM-DD') as from, to_char(hi, 'YYYY-MM-DD') as to,
+      (select count(*)::int from resource where type = 'Practitioner' and last_updated at time zone 'UTC' >= b.lo and last_updated at time zone 'UTC' < b.hi) as n from b`;
+  t.ok(n > 50 && n < practitioners.length - 1, `${n} practitioners from ${from} to ${to}`);
+  t.equal(await total(`Practitioner?_lastUpdated=ge${from}&_lastUpdated=lt${to}&_lastUpdated=ge1999-01-01`), n, 'and the days several ranges share');
   t.equal(await total('Practitioner?_lastUpdated=ge2020-01-01T00:00:00.5Z'), undefined, 'an instant that is not a whole day: counted, and the budget is 0');
   t.equal(await total('Practitioner?family=ma&active=true'), undefined, 'two conditions: counted, and the budget is 0');
 });

@@ -1,6 +1,6 @@
 import type { Condition, SearchRequest } from './search-request.ts';
 import { ident, join, stmt, type Statement } from './statement.ts';
-import { searchType } from './types/index.ts';
+import { searchType, type CountedKeys } from './types/index.ts';
 import { readWhole } from './types/string.ts';
 import type { PlanHints } from './search-request.ts';
 
@@ -142,13 +142,24 @@ export function pageQuery(hints: PlanHints, req: SearchRequest, afterRid: string
 export function countedQuery(hints: PlanHints, req: SearchRequest): Statement | undefined {
   const sum = (param: number, where: Statement) => stmt`select coalesce(sum(v.n), 0)::bigint as count from value_count v where v.param = ${param} and ${where}`;
   if (req.conditions.length === 0) return sum(0, stmt`v.key = ${`t:${req.type}`}`);
-  const [c] = req.conditions;
-  if (req.conditions.length > 1 || (c.kind !== 'token' && c.kind !== 'string' && c.kind !== 'date')) return undefined;
-  const counts = searchType(c.param).counts;
-  if (!counts?.counted(c.param)) return undefined;
-  const keys = counts.total(c, hints);
-  if (!keys) return undefined;
-  return sum(c.param.id, 'keys' in keys ? stmt`v.key = any(${keys.keys}::text[])` : stmt`v.key >= ${keys.from} and v.key < ${keys.to}`);
+  const totals: CountedKeys[] = [];
+  const params = new Set<number>();
+  for (const c of req.conditions) {
+    if (c.kind !== 'token' && c.kind !== 'string' && c.kind !== 'date') return undefined;
+    const counts = searchType(c.param).counts;
+    const keys = counts?.counted(c.param) ? counts.total(c, hints) : undefined;
+    if (!keys) return undefined;
+    totals.push(keys);
+    params.add(c.param.id);
+  }
+  const [param] = params;
+  if (totals.length === 1 && 'keys' in totals[0]) return sum(param, stmt`v.key = any(${totals[0].keys}::text[])`);
+  // Ranges come from a parameter with one value per resource: several on it intersect.
+  if (params.size > 1 || totals.some((t) => 'keys' in t)) return undefined;
+  const ranges = totals as { from: string; to: string }[];
+  const from = ranges.reduce((a, r) => (r.from > a ? r.from : a), ranges[0].from);
+  const to = ranges.reduce((a, r) => (r.to < a ? r.to : a), ranges[0].to);
+  return sum(param, stmt`v.key >= ${from} and v.key < ${to}`);
 }
 
 export function countQuery(hints: PlanHints, req: SearchRequest): Statement {

@@ -62,7 +62,7 @@ export interface SearchType<C extends Condition = Condition, Row = unknown> {
   };
 }
 
-/** The counts a total adds up: those of `keys`, or of every key in [from, to). */
+/** The counts a total adds up: those of `keys`, or of every key in [from, to) (only for a parameter with one value per resource, whose ranges intersect). */
 export type CountedKeys = { keys: string[] } | { from: string; to: string };
 
 export const describe = (v: unknown) => (Array.isArray(v) ? 'an array' : v === null ? 'null' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
