@@ -149,7 +149,7 @@ export async function openDataScenario(o: OpenDataOptions): Promise<OpenDataFigu
 
     log(`open data: a server on ${IMPORT_DB}, identifier lookups at c=16, then again while day 2 is imported`);
     server = await startChild(path.join('dist', 'server.js'), [], {
-      PORT: String(o.port), HOST: '127.0.0.1', DATABASE_URL: url, RATE_LIMIT: '0', API_KEYS: o.apiKey, LOG_LEVEL: 'warn',
+      PORT: String(o.port), HOST: '127.0.0.1', DATABASE_URL: url, RATE_LIMIT: '0', MAX_CONCURRENT_PER_KEY: '0', API_KEYS: o.apiKey, LOG_LEVEL: 'warn',
       LOAD_DEMO_DATA: 'false', CURSOR_SECRET: o.cursorSecret,
     }, path.join(dir, 'server.log'), () => httpOk(`http://127.0.0.1:${o.port}/ready`), 120_000, SERVER_NODE_FLAGS);
     const ids = await sql<{ v: string }[]>`
