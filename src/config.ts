@@ -44,7 +44,7 @@ export const ENV_VARS = {
   INCLUDE_CAP: setting('includeCap', Type.Integer({ minimum: 1 }), '1000',
     'most included resources per page (a warning entry says when it is hit)'),
   TOTAL_BUDGET_MS: setting('totalBudgetMs', Type.Integer({ minimum: 0 }), '20',
-    'time allowed to count the matches behind a first page that does not hold them all (counted once the page is full); total is omitted past it, exact whenever given; 0 ⇒ never counted unless _total=accurate'),
+    'time allowed to count the matches behind a first page that does not hold them all (counted once the page is full, unless searches wait for a core); total is omitted past it, exact whenever given; 0 ⇒ never counted unless _total=accurate'),
   CURSOR_SECRET: setting('cursorSecret', Type.String({ minLength: 16 }), undefined,
     'HMAC key of paging cursors (≥ 16 chars); set the same value on every instance. Unset ⇒ the embedded default keeps one in DATA_DIR/cursor-secret; with DATABASE_URL, random per process'),
   STATEMENT_TIMEOUT_MS: setting('statementTimeoutMs', Type.Integer({ minimum: 0 }), '10000',

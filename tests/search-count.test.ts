@@ -65,6 +65,21 @@ t.test('a count past the budget: no total, and the answer does not wait for it',
   t.equal(after.bundle.total, 30, 'the pool free again: the total is back');
 });
 
+t.test('while searches wait for a core, none is counted; kept totals are still read', async (t) => {
+  const lane = deps.router.lanes.heavy;
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const held = Array.from({ length: lane.width + 1 }, () => lane.admit(() => gate));
+  t.equal(lane.load.waiting, 1, 'a heavy search waits');
+  const r = await search(COUNTED);
+  t.same({ total: r.bundle.total, entries: matchIds(r.bundle).length }, { total: undefined, entries: 5 }, 'no count, no total');
+  t.equal((await search(KEPT)).bundle.total, 30, 'a kept total');
+  t.equal((await search('/fhir/v2/Practitioner?family=martin')).bundle.total, 5, 'a page that holds its matches');
+  release();
+  await Promise.all(held);
+  t.equal((await search(COUNTED)).bundle.total, 30, 'nothing waits: counted again');
+});
+
 t.test('TOTAL_BUDGET_MS=0: never counted unless asked', async (t) => {
   const { app: never } = await testApp(t, { db, env: { API_KEYS: API_KEY, TOTAL_BUDGET_MS: '0' } });
   const get = async (q: string) => ((await never.inject({ method: 'GET', url: q, headers: { 'SERVICE-API-KEY': API_KEY } })).json() as Bundle).total;

@@ -61,8 +61,9 @@ export class SearchRouter {
     this.pools = o.pools;
     this.replicas = o.replicas;
     this.cursors = new CursorCodec(o.cursorSecret);
-    this.runner = new SearchRunner(this.planner, { includeCap: o.includeCap, totalBudgetMs: o.totalBudgetMs });
     this.lanes = { page: new Lane(o.laneWidth), heavy: new Lane(o.laneWidth) };
+    const saturated = () => this.lanes.page.load.waiting + this.lanes.heavy.load.waiting > 0;
+    this.runner = new SearchRunner(this.planner, { includeCap: o.includeCap, totalBudgetMs: o.totalBudgetMs, saturated });
   }
 
   /** A search; `bases` say where each type is read (fullUrls). */

@@ -31,6 +31,8 @@ export interface RunnerOptions {
   includeCap: number;
   /** time a first page's count may take (TOTAL_BUDGET_MS). */
   totalBudgetMs: number;
+  /** true while searches wait for a core (the router's lanes): no count is started then. */
+  saturated?: () => boolean;
 }
 
 /** Rows the fastest count (an index-only range) reads in a millisecond, at best. */
@@ -65,11 +67,12 @@ export class SearchRunner {
     // A first page's total is read beside the page when the write path keeps it (countedQuery).
     // Else the matches are estimated beside the page, and counted, within the budget on a pool
     // of their own, only once the page is full: a page that holds its matches says its total,
-    // and a count started for it would burn a core for nothing. A lookup is not estimated.
+    // and a count started for it would burn a core for nothing. A lookup is not estimated. While
+    // searches wait for a core, none is counted: the core goes to them (kept totals are still read).
     const counted = countedQuery(hints, req);
     const first = !state && req.total === undefined && cls !== 'lookup';
     const kept = first && counted ? read(db, counted) : undefined;
-    const estimated = first && !counted ? this.countable(pools.count, hints, req) : undefined;
+    const estimated = first && !counted && !this.saturated() ? this.countable(pools.count, hints, req) : undefined;
     kept?.catch(() => {});
     estimated?.catch(() => {});
     const keys = req.include.length > 0 || req.revinclude.length > 0;
@@ -114,8 +117,13 @@ export class SearchRunner {
 
   /** The count behind a full first page, within TOTAL_BUDGET_MS, when its estimate (made beside the page, or now) says a count can finish. */
   private async countFullPage(count: Sql, hints: PlanHints, req: SearchRequest, estimated?: Promise<number | undefined>): Promise<number | undefined> {
+    if (this.saturated()) return undefined;
     if ((await (estimated ?? this.countable(count, hints, req))) === undefined) return undefined;
     return countWithin(count, hints, req, this.o.totalBudgetMs);
+  }
+
+  private saturated(): boolean {
+    return this.o.saturated?.() === true;
   }
 
   /**
