@@ -61,16 +61,22 @@ export function systemMark(pending: string[], uri: string): string {
  * system's key (its id, or a mark).
  */
 export function countKeys(type: string, rows: IndexRows, system: (uri: string) => string): Set<string> {
-  const out = new Set<string>([`0\tt:${type}`]);
+  const out = new Set<string>();
+  eachCountKey(type, rows, system, (param, key) => out.add(`${param}\t${key}`));
+  return out;
+}
+
+/** Every (param, key) of countKeys, some of them more than once. */
+function eachCountKey(type: string, rows: IndexRows, system: (uri: string) => string, visit: (param: number, key: string) => void): void {
+  visit(0, `t:${type}`);
   for (const kind of INDEX_KINDS) {
     const counts = INDEXED[kind].counts as { keys(row: unknown, system: (uri: string) => string): string[] } | undefined;
     if (!counts) continue;
     for (const row of rows[kind] as { param: number }[]) {
       if (!countedParams.has(row.param)) continue;
-      for (const key of counts.keys(row, system)) out.add(`${row.param}\t${key}`);
+      for (const key of counts.keys(row, system)) visit(row.param, key);
     }
   }
-  return out;
 }
 
 /** The parameters whose values are counted (sql/012 counted_param, stored from the same registry). */
@@ -204,8 +210,8 @@ export class CopyEncoder {
   resources = 0;
   indexRows = 0;
   readonly unknown: string[] = [];
-  /** the resources counted per value (value_count, sql/012), by `param\tkey` (token systems as marks or ids). */
-  readonly counts = new Map<string, number>();
+  /** per param, per key (token systems as marks or ids): the resources counted under it, and the last one. */
+  private readonly tally = new Map<number, Map<string, { n: number; rid: number }>>();
   /** the distinct labels of the resources' codes, as (system or '', code, label) triples, flat. */
   readonly labels: string[] = [];
   private readonly labelled = new Set<string>();
@@ -235,8 +241,25 @@ export class CopyEncoder {
       res.bytes(raw.bytes, raw.start, raw.end);
     } else res.textField(p.text, 1);
     this.addRows(rid, p.rows);
-    for (const key of countKeys(p.type, p.rows, this.system)) this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    // A resource counts once per key: the tally remembers the last resource it counted.
+    eachCountKey(p.type, p.rows, this.system, (param, key) => {
+      let keys = this.tally.get(param);
+      if (keys === undefined) this.tally.set(param, (keys = new Map()));
+      const t = keys.get(key);
+      if (t === undefined) keys.set(key, { n: 1, rid });
+      else if (t.rid !== rid) {
+        t.n++;
+        t.rid = rid;
+      }
+    });
     this.resources++;
+  }
+
+  /** The resources counted per value (value_count, sql/012), by `param\tkey` (token systems as marks or ids). */
+  get counts(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [param, keys] of this.tally) for (const [key, t] of keys) out.set(`${param}\t${key}`, t.n);
+    return out;
   }
 
   private readonly system = (uri: string): string => {

@@ -90,8 +90,15 @@ export const string: SearchType<StringCondition, StringRow> = {
   counts: {
     counted: () => true,
     keys: (row) => {
-      const chars = Array.from(row.norm);
-      return chars.slice(0, COUNTED_PREFIX).map((_, i) => `p:${chars.slice(0, i + 1).join('')}`);
+      // By code points, as PostgreSQL's left(norm, n) in string_count_keys (sql/012).
+      const keys: string[] = [];
+      let prefix = 'p:';
+      for (const ch of row.norm) {
+        prefix += ch;
+        keys.push(prefix);
+        if (keys.length === COUNTED_PREFIX) break;
+      }
+      return keys;
     },
     // The broad prefixes (a letter to three, a department) are read; longer ones are counted.
     total(c) {
