@@ -5,7 +5,7 @@ import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { connectUrl, listMigrations, migrate, MigrationError, SQL_DIR, unixSocket } from '../src/db.ts';
 import { startEmbedded } from '../src/embedded.ts';
-import { testDatabase } from './helpers/db.ts';
+import { testDatabase, type Teardown } from './helpers/db.ts';
 
 t.test('migrations: applied in order on an empty database, recorded, then a no-op', async (t) => {
   const db = await testDatabase(t);
@@ -28,11 +28,17 @@ t.test('a database newer than the code is refused with a clear message', async (
   await t.rejects(migrate(db.sql), /schema is at version 999, newer than this code/);
 });
 
-t.test('a migration numbered below the latest applied one is applied, not skipped', async (t) => {
+/** A test database, and a folder holding every migration of sql/ as an empty file, to add others to. */
+async function migrationsCopy(t: Teardown) {
   const db = await testDatabase(t);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'mig-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   for (const f of await listMigrations(SQL_DIR)) await writeFile(path.join(dir, path.basename(f.file)), '');
+  return { db, dir };
+}
+
+t.test('a migration numbered below the latest applied one is applied, not skipped', async (t) => {
+  const { db, dir } = await migrationsCopy(t);
   await writeFile(path.join(dir, '901_later.sql'), 'create table t901 (x int);');
   t.same((await migrate(db.sql, dir)).applied, [901]);
   // a branch merged after 901 was applied brings 900
@@ -42,10 +48,7 @@ t.test('a migration numbered below the latest applied one is applied, not skippe
 });
 
 t.test('a failing migration leaves nothing behind (one transaction)', async (t) => {
-  const db = await testDatabase(t);
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'mig-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  for (const f of await listMigrations(SQL_DIR)) await writeFile(path.join(dir, path.basename(f.file)), '');
+  const { db, dir } = await migrationsCopy(t);
   await writeFile(path.join(dir, '900_good.sql'), 'create table t900 (x int);');
   await writeFile(path.join(dir, '901_bad.sql'), 'create table t901 (x int); select 1/0;');
   await t.rejects(migrate(db.sql, dir));
