@@ -2,6 +2,12 @@ import t from 'tap';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { pageQuery, rankPhase } from '../src/fhir/compile.ts';
+import { parseSearch } from '../src/fhir/parse.ts';
+import { stmt } from '../src/fhir/statement.ts';
+import { registry } from '../src/registry/index.ts';
+import { Planner } from '../src/store/planner.ts';
+import { query } from '../src/store/query.ts';
 import { load, testApp } from './helpers/app.ts';
 
 /**
@@ -33,6 +39,7 @@ const people = [
   practitioner('martineau', 'Martineau', 'Louis'),
   practitioner('marin', 'Marin', 'Louis'),
   practitioner('morin', 'Morin', 'Louis'),
+  ...Array.from({ length: 120 }, (_, i) => practitioner(`bernard-${String(i).padStart(3, '0')}`, 'Bernard', 'Luc')),
 ];
 const organizations = [organization('chu-bellevue', 'CHU Hôpital Bellevue'), organization('clinique-pasteur', 'Clinique Pasteur'), organization('pharmacie', 'Pharmacie Centrale')];
 
@@ -107,6 +114,30 @@ t.test('a common name stays bounded to its sound-alikes', async (t) => {
   t.equal(ids.filter((id) => id.startsWith('martin-')).length, 12);
   t.equal(ids.at(-1), 'marin');
 });
+
+t.test('a page reads at most a page of rows per lookup, however many resources match', async (t) => {
+  // "bernad" is one letter from Bernard and sounds otherwise: the 120 Bernards are typos.
+  const walked = await all('/fhir/v2/Practitioner?phonetic=bernad');
+  t.same(walked.ids, people.filter((p) => p.id.startsWith('bernard-')).map((p) => p.id), 'every Bernard once, through every next link');
+  t.equal(walked.pages, 3);
+  const req = parseSearch([['phonetic', 'bernad']], {
+    version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(), defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 50,
+  });
+  const hints = await new Planner().plan(db.sql, req);
+  const [{ 'QUERY PLAN': [{ Plan: plan }] }] = await query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(db.sql,
+    stmt`explain (analyze, format json) ${pageQuery(hints, rankPhase(req, 2), undefined, 51)}`);
+  let read = 0;
+  const visit = (n: PlanNode) => {
+    if (n['Relation Name'] === 'phonetic_idx' && !/^e(_\d+)?$/.test(n.Alias ?? '')) read += n['Actual Rows'] * n['Actual Loops'];
+    n.Plans?.forEach(visit);
+  };
+  visit(plan);
+  const bounded = read > 0 && read <= 51;
+  t.ok(bounded, `the typos' page read ${read} index rows, at most the page and one`);
+  if (!bounded) t.comment(JSON.stringify(plan, null, 1));
+});
+
+interface PlanNode { 'Relation Name'?: string; Alias?: string; 'Actual Rows': number; 'Actual Loops': number; Plans?: PlanNode[] }
 
 t.test('phonetic combines with other parameters, _sort, POST, and v1 Organization', async (t) => {
   const active = await all('/fhir/v2/Practitioner?phonetic=lefevre&active=false');

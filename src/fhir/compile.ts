@@ -83,7 +83,7 @@ export function probe(hints: PlanHints, c: Condition, type: string, alias: strin
  */
 const DRIVER_RANK: Record<Positive['kind'], number> = { token: 0, reference: 1, phonetic: 2, chain: 3, has: 4, string: 5, date: 6 };
 
-function matchKeys(hints: PlanHints, req: SearchRequest, afterRid: string | undefined): Statement {
+function matchKeys(hints: PlanHints, req: SearchRequest, afterRid: string | undefined, limit?: number): Statement {
   const rank = (c: Positive) => DRIVER_RANK[c.kind] + (c.kind === 'token' && c.param.boolean ? 10 : 0);
   const driver = req.conditions.filter(isPositive).sort((a, b) => rank(a) - rank(b))[0];
   // A driver read whole is small (a rare prefix or needle) and PostgreSQL cannot see how small:
@@ -92,6 +92,10 @@ function matchKeys(hints: PlanHints, req: SearchRequest, afterRid: string | unde
   const rest = req.conditions.filter((c) => c !== driver).map((c) => (small ? probe(hints, c, req.type, 'r') : condition(hints, c, req.type, 'r')));
   if (afterRid !== undefined) rest.push(stmt`r.rid > ${afterRid}`);
   if (!driver) return stmt`select r.rid from resource r where ${join([stmt`r.type = ${req.type}`, ...rest], 'and')}`;
+  // A page of a driver read lookup by lookup: at most `limit` rows of each.
+  const bounded = limit !== undefined && driver.kind !== 'chain' && driver.kind !== 'has'
+    ? searchType(driver.param).pageRows?.(driver as never, hints, join(rest, 'and'), limit) : undefined;
+  if (bounded) return stmt`select distinct r.rid from (${bounded}) r`;
   // Parameter identities are per resource type: the driver's rids are all of the searched type.
   return stmt`select distinct r.rid from (${ridSet(hints, driver, req.type, 0)}) r where ${join(rest, 'and')}`;
 }
@@ -129,7 +133,7 @@ export function matchSet(hints: PlanHints, req: SearchRequest): Statement {
 export function pageQuery(hints: PlanHints, req: SearchRequest, afterRid: string | undefined, limit: number): Statement {
   return stmt`
     select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
-    from (${matchKeys(hints, req, afterRid)} order by 1 limit ${limit}) page
+    from (${matchKeys(hints, req, afterRid, limit)} order by 1 limit ${limit}) page
     join resource r on r.rid = page.rid
     order by r.rid`;
 }

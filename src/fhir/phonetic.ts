@@ -136,6 +136,12 @@ export function typoVariants(word: string): string[] {
   return [...out];
 }
 
+/** The one-typo spellings of a word that sound otherwise: those of level 2 only (level 1 holds the rest). */
+export const typoSpellings = (word: string): string[] => {
+  const sound = soundOf(word);
+  return typoVariants(word).filter((v) => soundOf(v) !== sound);
+};
+
 /** Whether two strings are at optimal-string-alignment distance 0 or 1, by comparing them directly. */
 export function withinOneTypo(a: string, b: string): boolean {
   if (a === b) return true;

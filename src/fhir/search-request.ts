@@ -121,6 +121,12 @@ export interface PlanHints {
    * the matches' set hashed once, or `sorted` read and sort the matches (few). Default `walk`.
    */
   sortPath?: SortPath;
+  /**
+   * `param/word` of a word of a phonetic value (or of its words joined, from 5 letters) → its
+   * one-typo spellings of another sound that the parameter's rows hold: the lookups of its level 2
+   * (src/fhir/types/phonetic.ts).
+   */
+  spellings?: ReadonlyMap<string, readonly string[]>;
 }
 
 export type SortPath = 'walk' | 'hashed' | 'sorted';

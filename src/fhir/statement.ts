@@ -26,7 +26,7 @@ export function stmt(strings: TemplateStringsArray, ...args: unknown[]): Stateme
 export const ident = (name: string): Identifier => new Identifier(name);
 
 /** `a op b op c …` (`true` / `false` for none). */
-export function join(parts: Statement[], op: 'and' | 'or' | 'union' | 'intersect' | ','): Statement {
+export function join(parts: Statement[], op: 'and' | 'or' | 'union' | 'union all' | 'intersect' | ','): Statement {
   if (parts.length === 0) return op === 'or' ? stmt`false` : stmt`true`;
   const glue = op === ',' ? ', ' : ` ${op} `;
   return new Statement(['', ...parts.slice(1).map(() => glue), ''], parts);

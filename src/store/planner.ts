@@ -1,5 +1,6 @@
 import type { Sql } from '../db.ts';
 import { matchSet } from '../fhir/compile.ts';
+import { TYPO_MIN_LENGTH, typoSpellings } from '../fhir/phonetic.ts';
 import { sortBounds, sortedPageQuery } from '../fhir/sort.ts';
 import { normalize, prefixUpperBound } from '../fhir/normalize.ts';
 import type { Condition, PlanHints, SearchRequest, SortPath } from '../fhir/search-request.ts';
@@ -60,6 +61,8 @@ export class Planner {
       commonNeedles: new Set(common.filter((k): k is string => k !== undefined)),
       rarePrefixes: new Set(rare.filter((k): k is string => k !== undefined)),
     };
+    const spellings = await spellingsOf(db, req);
+    if (spellings) hints.spellings = spellings;
     if (req.sort.length && req.conditions.length && req.count > 0) hints.sortPath = await this.sortPathOf(db, hints, req);
     return hints;
   }
@@ -190,4 +193,40 @@ function crossover(walked: number, a: { match: number; walked: number }, b: { ma
 async function planRows(db: Sql, rows: Statement): Promise<number> {
   const [row] = await query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>(db, stmt`explain (format json) ${rows}`);
   return row['QUERY PLAN'][0].Plan['Plan Rows'];
+}
+
+/**
+ * The one-typo spellings of another sound that the parameter's rows hold, of each word of the
+ * search's phonetic values (and of their words joined), in one statement: the compiler reads those
+ * alone (src/fhir/types/phonetic.ts). Asked for every search, never kept: a name written a moment
+ * ago must be found.
+ */
+async function spellingsOf(db: Sql, req: SearchRequest): Promise<Map<string, string[]> | undefined> {
+  const words = new Map<string, { param: number; word: string }>();
+  for (const c of req.conditions) {
+    if (c.kind !== 'phonetic') continue;
+    for (const value of c.values) {
+      for (const word of value.length > 1 ? [...value, value.join('')] : value) {
+        if (word.length >= TYPO_MIN_LENGTH) words.set(`${c.param.id}/${word}`, { param: c.param.id, word });
+      }
+    }
+  }
+  if (words.size === 0) return undefined;
+  const keys: string[] = [];
+  const params: number[] = [];
+  const spellings: string[] = [];
+  const out = new Map<string, string[]>();
+  for (const [key, { param, word }] of words) {
+    out.set(key, []);
+    for (const v of typoSpellings(word)) {
+      keys.push(key);
+      params.push(param);
+      spellings.push(v);
+    }
+  }
+  const found = await query<{ key: string; v: string }[]>(db, stmt`
+    select k.key, k.v from unnest(${keys}::text[], ${params}::int[], ${spellings}::text[]) k(key, param, v)
+    where exists (select 1 from phonetic_idx p where p.param = k.param and p.word = k.v)`);
+  for (const { key, v } of found) out.get(key)!.push(v);
+  return out;
 }

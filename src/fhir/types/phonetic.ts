@@ -1,7 +1,7 @@
 import { badRequest, notSupported } from '../outcome.ts';
-import { phoneticWords, soundOf, TYPO_MIN_LENGTH, typoVariants } from '../phonetic.ts';
-import type { Condition, MatchLevel } from '../search-request.ts';
-import { join, stmt, type Statement } from '../statement.ts';
+import { phoneticWords, soundOf, TYPO_MIN_LENGTH, typoSpellings } from '../phonetic.ts';
+import type { Condition, MatchLevel, PlanHints } from '../search-request.ts';
+import { ident, join, stmt, type Statement } from '../statement.ts';
 import { unescape } from '../escape.ts';
 import { copyText } from './copy.ts';
 import { describe, type SearchType } from './search-type.ts';
@@ -22,32 +22,70 @@ export interface PhoneticRow {
 
 type PhoneticCondition = Extract<Condition, { kind: 'phonetic' }>;
 
+/** One index lookup: the rows of a spelling (`word`) or of a sound. */
+interface Lookup {
+  column: 'word' | 'sound';
+  value: string;
+}
+
 /**
- * The rids whose words match `word` at `level` or better: a union of lookups, each on its own index
- * (a disjunction would let PostgreSQL walk the parameter's rows in key order instead). The one-typo
- * spellings are joined as a set, not compared as an array: the planner then does not estimate each
- * of its hundreds of values.
+ * The lookups that hold the rows matching `word` at `level` or better, when they are known: its
+ * spelling (level 0), else its sound (a spelling's rows are among its sound's) and, at level 2, its
+ * one-typo spellings of another sound that the planner found in the parameter's rows
+ * (PlanHints.spellings). undefined: those spellings were not looked up.
  */
-function wordRows(param: number, word: string, level: MatchLevel): Statement {
-  const exact = stmt`select p.rid from phonetic_idx p where p.param = ${param} and p.word = ${word}`;
-  if (level === 0) return exact;
-  const sound = stmt`select p.rid from phonetic_idx p where p.param = ${param} and p.sound = ${soundOf(word)}`;
-  if (level === 1 || word.length < TYPO_MIN_LENGTH) return stmt`${exact} union ${sound}`;
-  const typo = stmt`select p.rid from phonetic_idx p where p.param = ${param} and p.word in (select unnest(${typoVariants(word)}::text[]))`;
-  return stmt`${exact} union ${sound} union ${typo}`;
+function lookups(hints: PlanHints, param: number, word: string, level: MatchLevel): Lookup[] | undefined {
+  if (level === 0) return [{ column: 'word', value: word }];
+  const sound: Lookup = { column: 'sound', value: soundOf(word) };
+  if (level === 1 || word.length < TYPO_MIN_LENGTH) return [sound];
+  const typos = hints.spellings?.get(`${param}/${word}`);
+  return typos && [sound, ...typos.map((value): Lookup => ({ column: 'word', value }))];
 }
 
-/** The rids of the resources `words` match at `level` or better. */
-function valueRows(param: number, words: string[], level: MatchLevel): Statement {
-  const each = words.map((w) => stmt`select w.rid from (${wordRows(param, w, level)}) w`);
-  // Several words: all of them, or the words joined as one.
-  if (words.length === 1) return each[0];
-  return stmt`select a.rid from (${join(each, 'intersect')}) a union select j.rid from (${wordRows(param, words.join(''), level)}) j`;
+const lookupRows = (param: number, l: Lookup) => stmt`select p.rid from phonetic_idx p where p.param = ${param} and p.${ident(l.column)} = ${l.value}`;
+
+/**
+ * The rids whose words match `word` at `level` or better, a rid possibly more than once: lookups
+ * appended, each on its own index (a disjunction would let PostgreSQL walk the parameter's rows in
+ * key order; a union would hash every row to drop repeats, the whole cost of a common name). One-typo
+ * spellings not looked up are joined as a set, not compared as an array: the planner then does not
+ * estimate each of its hundreds of values.
+ */
+function wordRows(hints: PlanHints, param: number, word: string, level: MatchLevel): Statement {
+  const known = lookups(hints, param, word, level);
+  if (known) return join(known.map((l) => lookupRows(param, l)), 'union all');
+  return stmt`${lookupRows(param, { column: 'sound', value: soundOf(word) })} union all
+    select p.rid from phonetic_idx p where p.param = ${param} and p.word in (select unnest(${typoSpellings(word)}::text[]))`;
 }
 
-/** The rids the condition's values match at `level` or better. */
-function rowsUpTo(c: PhoneticCondition, level: MatchLevel): Statement {
-  return join(c.values.map((words) => stmt`select v.rid from (${valueRows(c.param.id, words, level)}) v`), 'union');
+/**
+ * The rids `words` match at `level` or better (a rid may repeat): each word's rows joined on the
+ * resource, or the words joined as one word.
+ */
+function valueRows(hints: PlanHints, param: number, words: string[], level: MatchLevel): Statement {
+  if (words.length === 1) return wordRows(hints, param, words[0], level);
+  let all = stmt`(${wordRows(hints, param, words[0], level)}) w0`;
+  for (let i = 1; i < words.length; i++) {
+    const w = ident(`w${i}`);
+    all = stmt`${all} join (${wordRows(hints, param, words[i], level)}) ${w} on ${w}.rid = w0.rid`;
+  }
+  return stmt`select w0.rid from ${all} union all ${wordRows(hints, param, words.join(''), level)}`;
+}
+
+/** The rids the condition's values match at `level` or better (a rid may repeat). */
+function rowsUpTo(hints: PlanHints, c: PhoneticCondition, level: MatchLevel): Statement {
+  return join(c.values.map((words) => valueRows(hints, c.param.id, words, level)), 'union all');
+}
+
+/**
+ * Whether the resource `alias`.rid matches the condition at `level` (0 or 1) or better, its rows
+ * probed one lookup at a time: what a rank phase leaves out of the rows it reads.
+ */
+function matchesUpTo(c: PhoneticCondition, level: 0 | 1, alias: string): Statement {
+  const rid = ident(alias);
+  const has = (word: string) => stmt`exists (select 1 from phonetic_idx e where e.param = ${c.param.id} and ${level === 0 ? stmt`e.word = ${word}` : stmt`e.sound = ${soundOf(word)}`} and e.rid = ${rid}.rid)`;
+  const value = (words: string[]) => (words.length === 1 ? has(words[0]) : stmt`(${join(words.map(has), 'and')}) or ${has(words.join(''))}`);
+  return join(c.values.map(value), 'or');
 }
 
 export const phonetic: SearchType<PhoneticCondition, PhoneticRow> = {
@@ -65,10 +103,26 @@ export const phonetic: SearchType<PhoneticCondition, PhoneticRow> = {
   // Several words of a value match several rows: a condition is a set, never a row predicate.
   match: () => undefined,
 
-  rows(c) {
+  rows(c, hints) {
     const { upTo, above } = c.levels ?? { upTo: 2 };
-    const matched = stmt`select m.rid from (${rowsUpTo(c, upTo)}) m`;
-    return above === undefined ? matched : stmt`${matched} except select b.rid from (${rowsUpTo(c, above)}) b`;
+    const matched = stmt`select m.rid from (${rowsUpTo(hints, c, upTo)}) m`;
+    return above === undefined ? matched : stmt`${matched} where not (${matchesUpTo(c, above as 0 | 1, 'm')})`;
+  },
+
+  // One value of one word: each of its lookups read in rid order up to the page, a row of a
+  // resource that also matches at a level the phase leaves out skipped by a probe.
+  pageRows(c, hints, filter, limit) {
+    if (c.values.length !== 1 || c.values[0].length !== 1) return undefined;
+    const [[word]] = c.values;
+    const param = c.param.id;
+    const { upTo, above } = c.levels ?? { upTo: 2 };
+    // Phase 2 (above 1) reads the typos alone: the sound's rows are all of level 1.
+    const read = lookups(hints, param, word, upTo)?.filter((l) => !(above === 1 && l.column === 'sound'));
+    if (read === undefined) return undefined;
+    if (read.length === 0) return stmt`select null::bigint as rid where false`;
+    const skip = above === undefined ? stmt`true` : stmt`not ${matchesUpTo(c, above as 0 | 1, 'r')}`;
+    return join(read.map((l) => stmt`(select r.rid from phonetic_idx r where r.param = ${param} and r.${ident(l.column)} = ${l.value}
+      and ${skip} and ${filter} order by r.rid limit ${limit})`), 'union all');
   },
 
   rowsOf: {

@@ -40,6 +40,13 @@ export interface SearchType<C extends Condition = Condition, Row = unknown> {
   /** The rids of the resources of `type` that a positive condition selects (a rid may repeat). */
   rows(c: C, hints: PlanHints, type: ResourceType): Statement;
   /**
+   * For a driving condition whose `rows` would be read whole: the first `limit` rids of each of
+   * its index lookups, each lookup read in rid order with `filter` (the search's other conditions
+   * and its cursor, on the alias `r`) checked as it goes. A page's `limit` first matches are among
+   * them, and a page costs at most `limit` rows per lookup. undefined: `rows` is read instead.
+   */
+  pageRows?(c: C, hints: PlanHints, filter: Statement, limit: number): Statement | undefined;
+  /**
    * Resources counted per value (value_count, sql/012): whether a parameter's values are counted,
    * the keys a row counts under (`system`: a token system's key, its id or a mark) — the same as
    * the SQL of sql/012 — and the keys whose counts add up to a one-condition search's total.
