@@ -42,7 +42,11 @@ function lookups(hints: PlanHints, param: number, word: string, level: MatchLeve
   return typos && [sound, ...typos.map((value): Lookup => ({ column: 'word', value }))];
 }
 
-const lookupRows = (param: number, l: Lookup) => stmt`select p.rid from phonetic_idx p where p.param = ${param} and p.${ident(l.column)} = ${l.value}`;
+/** The rows of one lookup, the table aliased `alias` (its where clause last: conditions may follow). */
+const lookupRows = (param: number, l: Lookup, alias = 'p') => {
+  const a = ident(alias);
+  return stmt`select ${a}.rid from phonetic_idx ${a} where ${a}.param = ${param} and ${a}.${ident(l.column)} = ${l.value}`;
+};
 
 /**
  * The rids whose words match `word` at `level` or better, a rid possibly more than once: lookups
@@ -121,8 +125,7 @@ export const phonetic: SearchType<PhoneticCondition, PhoneticRow> = {
     if (read === undefined) return undefined;
     if (read.length === 0) return stmt`select null::bigint as rid where false`;
     const skip = above === undefined ? stmt`true` : stmt`not ${matchesUpTo(c, above as 0 | 1, 'r')}`;
-    return join(read.map((l) => stmt`(select r.rid from phonetic_idx r where r.param = ${param} and r.${ident(l.column)} = ${l.value}
-      and ${skip} and ${filter} order by r.rid limit ${limit})`), 'union all');
+    return join(read.map((l) => stmt`(${lookupRows(param, l, 'r')} and ${skip} and ${filter} order by r.rid limit ${limit})`), 'union all');
   },
 
   rowsOf: {
