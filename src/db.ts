@@ -157,7 +157,7 @@ export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
  * hunk fixes a failure users meet (a result of another shape after a failed statement, a COPY that
  * hangs when refused or when its connection closes, a pool queue that grows for ever, a process
  * ended by a connection's failed first statement, a query left unanswered or a process ended when a
- * connection closes). Checked once, on the copy this process loads.
+ * connection closes, a connection that stops reading after a COPY to stdout). Checked once, on the copy this process loads.
  */
 const DRIVER_FIXES: [string, string, RegExp][] = [
   ['connection.js', 'the row counter reset after an error (porsager/postgres#1181)', /function ErrorResponse\(x\) \{\s*(?:\/\/[^\n]*\s*)*rows = 0/],
@@ -167,6 +167,7 @@ const DRIVER_FIXES: [string, string, RegExp][] = [
   ['connection.js', 'the handled failure of the array types fetch (porsager/postgres#1192)', /fetch\.arrayTypes = true/],
   ['connection.js', 'the queries of a closed socket settled (porsager/postgres#1130, #1208)', /chunk = nextWriteTimer = null\s*socket\.removeListener/],
   ['index.js', 'a closed reservation left to the pool (porsager/postgres#1208)', /c\.queue === reserved && onopen\(c\)/],
+  ['connection.js', 'a connection that reads on after a COPY to stdout (porsager/postgres#499)', /socket\.isPaused\(\) && socket\.resume\(\)/],
 ];
 const DRIVER_VERSION = '3.4.9';
 let driverChecked = false;

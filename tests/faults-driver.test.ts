@@ -168,3 +168,23 @@ t.test('a connection closing under queries', async (t) => {
     t.same(await Promise.all([1, 2, 3, 4].map((x) => settle(sql`select ${x}::int as x`))), [1, 2, 3, 4].map((x) => ({ rows: [{ x }] })), 'all answered once it stops');
   });
 });
+
+t.test('queries after a COPY to stdout (patches/postgres+3.4.9.patch, hunk 6)', async (t) => {
+  const db = await testDatabase(t);
+  const sql: Sql = connectUrl(db.url, { max: 1 });
+  t.teardown(() => sql.end({ timeout: 1 }));
+  const session = await sql.reserve();
+  // Small rows: the COPY's last read holds more than the readable takes at once, and its end.
+  for (const rows of [1, 1000, 100_000]) {
+    // COPY runs as a simple query: no parameters.
+    const copy = await session.unsafe(`copy (select g, repeat('x', 20) from generate_series(1, ${rows}) g) to stdout`).readable();
+    let lines = 0;
+    for await (const chunk of copy as AsyncIterable<Buffer>) for (const b of chunk) if (b === 0x0a) lines++;
+    t.equal(lines, rows, `${rows} rows copied out`);
+    const next = await settle(session`select ${rows}::int as n`);
+    // Hung, the connection would keep every later query waiting: the test stops here.
+    if (!t.same(next, { rows: [{ n: rows }] }, `the next query on that connection is answered (after ${rows} rows)`)) return;
+  }
+  session.release();
+  t.same(await settle(sql`select 1 as x`), { rows: [{ x: 1 }] }, 'the pool serves it after the reservation');
+});
