@@ -17,8 +17,12 @@ import { isNdjson, ndjsonByteChunks, readEntries, type ByteChunk } from './sourc
  */
 const CHUNK_BYTES = 1 << 20;
 
-function spawn(): Worker {
-  const entry = new URL(`./parse-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+/**
+ * A worker thread running the module `name` (without extension) beside the module of `base`
+ * (its import.meta.url): the built .js, or the TypeScript source when running under tsx.
+ */
+export function spawnWorker(name: string, base: string): Worker {
+  const entry = new URL(`./${name}${base.endsWith('.ts') ? '.ts' : '.js'}`, base);
   if (!entry.pathname.endsWith('.ts')) return new Worker(entry);
   // Running from TypeScript sources (tsx): the worker registers the same loader before importing.
   const api = import.meta.resolve('tsx/esm/api');
@@ -35,7 +39,7 @@ export class ParsePool {
 
   constructor(readonly size: number) {
     this.workers = Array.from({ length: size }, () => {
-      const w = spawn();
+      const w = spawnWorker('parse-worker', import.meta.url);
       w.on('message', (m: ChunkResult | BulkChunkResult) => {
         const p = this.pending.get(m.id);
         if (!p) return;

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type postgres from 'postgres';
 import type { Sql } from '../db.ts';
 import { finishInterruptedBulk } from '../load/bulk.ts';
@@ -7,7 +8,8 @@ import { finishWrites } from '../store/write.ts';
 import { startRun } from '../writer-runs.ts';
 import { KINDS, type FileKind } from './columns.ts';
 import { publishBulk, publishIncremental, type ImportCounts } from './publish.ts';
-import { OpenDataError } from './read.ts';
+import { ImportPool } from './pool.ts';
+import { inputBytes, OpenDataError } from './read.ts';
 import { checkGone, diffSnapshot, SnapshotRefused, TYPE_NAMES, type DiffType, type SnapshotDiff } from './snapshot.ts';
 import { createStaging, dropStaging, stageLines, type StageSummary } from './stage.ts';
 
@@ -15,7 +17,8 @@ import { createStaging, dropStaging, stageLines, type StageSummary } from './sta
  * One import of the open-data extracts (`npm run import`): the directory as of its files.
  *
  * 1. Under an advisory lock (one import at a time per database), a run in writer_run (kind 'import').
- * 2. Stage every line in PostgreSQL (src/opendata/stage.ts).
+ * 2. Stage every line in PostgreSQL (src/opendata/stage.ts), by worker threads for a large input
+ *    (src/opendata/pool.ts), which also map a first import's lines.
  * 3. Diff the snapshot against the last import's state (src/opendata/snapshot.ts); refuse to
  *    deactivate more than 5 % of a type without `force`, before anything is written.
  * 4. Write what changed (src/opendata/publish.ts): by the bulk loader into a database without
@@ -63,7 +66,12 @@ export interface ImportOptions {
   onNote?(message: string): void;
   /** the run's time (meta.lastUpdated of what it writes); now by default. */
   now?: Date;
+  /** threads that stage the lines and map a first import's (default: 2, none below WORKERS_FROM bytes of input); the bulk load's too. */
+  workers?: number;
 }
+
+/** Bytes of input (as on disk) from which an import has worker threads: below, starting them costs more than they save. */
+const WORKERS_FROM = 4 * 2 ** 20;
 
 export interface ImportSummary {
   startedAt: Date;
@@ -117,11 +125,14 @@ export async function importOpenData(sql: Sql, paths: readonly string[], opts: I
     const startedAt = opts.now ?? new Date();
     const run = await startRun(sql, 'import', { paths }, startedAt);
     let stage: StageSummary | undefined;
+    let pool: ImportPool | undefined;
     try {
+      const workers = opts.workers ?? ((await inputBytes(paths)) >= WORKERS_FROM ? Math.min(2, availableParallelism()) : 0);
+      pool = workers > 0 ? new ImportPool(workers) : undefined;
       await createStaging(session);
-      stage = await stageLines(session, paths, { reject: opts.onReject, skip: opts.onSkip }, (p) =>
-        opts.onProgress?.({ phase: 'read', done: p.bytes, total: p.totalBytes, lines: p.lines }),
-      );
+      const onRead = (p: { lines: number; bytes: number; totalBytes: number }) =>
+        opts.onProgress?.({ phase: 'read', done: p.bytes, total: p.totalBytes, lines: p.lines });
+      stage = await stageLines(session, paths, { reject: opts.onReject, skip: opts.onSkip }, onRead, pool);
       if (stage.kinds.size === 0) throw new OpenDataError(`no PS_LibreAcces extract in ${paths.join(', ')}`);
       for (const kind of Object.keys(KINDS) as FileKind[]) {
         if (!stage.kinds.has(kind)) note(`no ${KINDS[kind].file} file among the inputs: the snapshot has none of its lines`);
@@ -142,6 +153,8 @@ export async function importOpenData(sql: Sql, paths: readonly string[], opts: I
         lastUpdated: startedAt.toISOString(),
         batchSize,
         concurrency,
+        pool,
+        loadWorkers: opts.workers,
         onReject: opts.onReject,
         onProgress: (done: number) => opts.onProgress?.({ phase: 'write', done, total: toWrite }),
       };
@@ -164,6 +177,8 @@ export async function importOpenData(sql: Sql, paths: readonly string[], opts: I
       await run.finish('failure', { ...counts, error: (err as Error).message, ...(err instanceof SnapshotRefused ? { refused: true } : {}) });
       await dropStaging(session).catch(() => {});
       throw err;
+    } finally {
+      await pool?.close();
     }
   } finally {
     await unlock(session).catch(() => session.release());

@@ -4,7 +4,9 @@ import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import type postgres from 'postgres';
 import type { Db, Sql } from '../db.ts';
 import { ExtractError } from '../fhir/extract.ts';
 import { InvalidResource } from '../fhir/resource.ts';
@@ -13,9 +15,8 @@ import { preparePut } from '../load/prepare.ts';
 import type { Registry, ResourceType } from '../registry/index.ts';
 import { loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { TokenSystems } from '../store/token-systems.ts';
-import type { FileKind } from './columns.ts';
-import { organizationOf, practitionerOf, roleOf, type Person } from './map.ts';
-import type { ActivityRecord, DiplomaRecord, OpenDataRecord, SavoirFaireRecord } from './read.ts';
+import { personResources, structureResource, type StagedLine } from './map-chunk.ts';
+import { mappedChunks, type ImportPool } from './pool.ts';
 import { markPersons, markPersonsGone, markStructures, markStructuresGone, replaceState, type DiffType } from './snapshot.ts';
 
 /**
@@ -53,6 +54,10 @@ export interface PublishOptions {
   onReject(where: string, reason: string): void;
   /** resources handled so far (written or found unchanged). */
   onProgress?(done: number): void;
+  /** the import's worker threads: a first import's lines are mapped by them (without: on this thread). */
+  pool?: ImportPool;
+  /** threads that parse the mapped resources as the bulk loader does (default: the loader's choice). */
+  loadWorkers?: number;
 }
 
 export interface Published {
@@ -70,16 +75,7 @@ const emptyTypeCounts = (): ImportCounts => ({
   roles: { new: 0, changed: 0, deactivated: 0, unchanged: 0 },
 });
 
-const stamp = (resource: Json, lastUpdated: string): Json => ({ ...resource, meta: { versionId: '1', lastUpdated, ...(resource.meta as Json) } });
-
 // ---- reading the staged lines back ------------------------------------------------------------------
-
-interface StagedLine {
-  kind: FileKind;
-  at: string;
-  role: string | null;
-  fields: string;
-}
 
 /** One changed person: its lines in input order, its digest, its role ids now and its previous ones absent now. */
 interface PersonLines {
@@ -124,29 +120,6 @@ function changedStructures(session: Db): AsyncIterable<StructureLine[]> {
     select distinct on (l.structure) l.structure, c.digest, l.at, l.fields
     from import_line l join import_structure_change c on c.structure = l.structure
     order by l.structure, l.seq`.cursor(ROWS);
-}
-
-const recordOf = (line: StagedLine | StructureLine, kind: FileKind): OpenDataRecord =>
-  ({ kind, where: line.at, fields: JSON.parse(line.fields) }) as OpenDataRecord;
-
-interface PersonResources {
-  practitioner: Json;
-  roles: Json[];
-}
-
-/** A person's Practitioner and PractitionerRoles (one per distinct role id, from its first line). */
-function personResources(p: PersonLines, lastUpdated: string): PersonResources {
-  const person: { activities: ActivityRecord[]; savoirFaire: SavoirFaireRecord[]; diplomas: DiplomaRecord[] } = { activities: [], savoirFaire: [], diplomas: [] };
-  const roles = new Map<string, Json>();
-  for (const line of p.lines) {
-    const record = recordOf(line, line.kind);
-    if (record.kind === 'activity') {
-      person.activities.push(record);
-      if (!roles.has(line.role!)) roles.set(line.role!, stamp(roleOf(record), lastUpdated));
-    } else if (record.kind === 'savoirFaire') person.savoirFaire.push(record);
-    else person.diplomas.push(record);
-  }
-  return { practitioner: stamp(practitionerOf(person as Person), lastUpdated), roles: [...roles.values()] };
 }
 
 // ---- incremental -------------------------------------------------------------------------------------
@@ -243,7 +216,7 @@ class Incremental {
       );
     };
     for await (const p of changedPersons(session)) {
-      const r = personResources(p, this.opts.lastUpdated);
+      const r = personResources(p.lines, this.opts.lastUpdated);
       const entries = this.prepared(p.lines[0].at, [r.practitioner, ...r.roles]);
       if (!entries) continue;
       batch.push({ p, practitioner: entries[0], roles: entries.slice(1) });
@@ -258,7 +231,7 @@ class Incremental {
     for await (const lines of changedStructures(session)) {
       const ok: { structure: string; digest: string; entry: WriteEntry }[] = [];
       for (const line of lines) {
-        const entries = this.prepared(line.at, [stamp(organizationOf(recordOf(line, 'activity') as ActivityRecord)!, this.opts.lastUpdated)]);
+        const entries = this.prepared(line.at, [structureResource(line, this.opts.lastUpdated)]);
         if (entries) ok.push({ structure: line.structure, digest: line.digest, entry: entries[0] });
       }
       await this.writers.submit(() =>
@@ -310,8 +283,27 @@ export async function publishIncremental(sql: Sql, session: Db, opts: PublishOpt
 
 // ---- first import -------------------------------------------------------------------------------------
 
-async function writeText(out: NodeJS.WritableStream, text: string): Promise<void> {
-  if (!out.write(text)) await once(out, 'drain');
+/** Every line of the changed persons as COPY text (src/opendata/map-chunk.ts): a first import maps them all. */
+const personRows = (session: Db) => session`
+  copy (select l.person, l.kind, l.role, l.at, l.fields
+        from import_person_change c join import_line l on l.person = c.person order by c.person, l.seq) to stdout`;
+
+/** The changed structures as COPY text, each with its first activity line. */
+const structureRows = (session: Db) => session`
+  copy (select distinct on (l.structure) l.structure, l.at, l.fields
+        from import_line l join import_structure_change c on c.structure = l.structure order by l.structure, l.seq) to stdout`;
+
+/**
+ * The bytes of a COPY … TO STDOUT. Read to their end even when the consumer stops early (a full
+ * disk, a failed worker): a COPY left unread keeps its connection, which the import still needs.
+ */
+async function* copyOut(query: postgres.PendingQuery<postgres.Row[]>): AsyncGenerator<Buffer> {
+  const stream = (await query.readable()) as Readable;
+  try {
+    yield* stream.iterator({ destroyOnReturn: false });
+  } finally {
+    if (!stream.readableEnded) for await (const _ of stream);
+  }
 }
 
 /** The Type/id of the given lines of an NDJSON file (the resources the loader rejected), by line number. */
@@ -340,32 +332,24 @@ export async function publishBulk(sql: Sql, session: Db, opts: PublishOptions): 
     const file = path.join(dir, 'snapshot.ndjson');
     const out = createWriteStream(file, { highWaterMark: 1 << 20 });
     const mapped = { persons: 0, roles: 0, structures: 0 };
-    let chunk = '';
-    const add = async (resource: Json) => {
-      chunk += `${JSON.stringify(resource)}\n`;
-      if (chunk.length >= 1 << 18) {
-        await writeText(out, chunk);
-        chunk = '';
+    for (const [kind, rows] of [['persons', personRows], ['structures', structureRows]] as const) {
+      for await (const r of mappedChunks(copyOut(rows(session)), kind, opts.lastUpdated, opts.pool)) {
+        if (!out.write(r.ndjson)) await once(out, 'drain');
+        mapped.persons += r.persons;
+        mapped.roles += r.roles;
+        mapped.structures += r.structures;
+        opts.onProgress?.(mapped.persons + mapped.roles + mapped.structures);
       }
-    };
-    for await (const p of changedPersons(session)) {
-      const r = personResources(p, opts.lastUpdated);
-      await add(r.practitioner);
-      for (const role of r.roles) await add(role);
-      mapped.persons++;
-      mapped.roles += r.roles.length;
-      opts.onProgress?.(mapped.persons + mapped.roles + mapped.structures);
     }
-    for await (const lines of changedStructures(session)) {
-      for (const line of lines) await add(stamp(organizationOf(recordOf(line, 'activity') as ActivityRecord)!, opts.lastUpdated));
-      mapped.structures += lines.length;
-    }
-    out.end(chunk);
+    out.end();
     await finished(out);
+    // The import's threads have done their part: their memory is given back before the bulk load's own start.
+    await opts.pool?.close();
 
     const rejects: { line: number; reason: string }[] = [];
     const loaded = await loadFiles(sql, opts.registry, [file], {
       bulk: true,
+      workers: opts.loadWorkers,
       batchSize: opts.batchSize,
       concurrency: opts.concurrency,
       onReject: (where, reason) => rejects.push({ line: Number(where.slice(where.lastIndexOf(':') + 1)), reason }),

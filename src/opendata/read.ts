@@ -2,7 +2,8 @@ import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KINDS, recognise, whyUnrecognised, type FieldsOf, type FileKind, type Recognised } from './columns.ts';
-import { linesOf } from './lines.ts';
+import { isUtf8 } from 'node:buffer';
+import { decodeLine } from './lines.ts';
 import { isZip, openZip, verifyZip, type ZipArchive } from './zip.ts';
 
 export { OpenDataError } from './zip.ts';
@@ -46,15 +47,41 @@ interface Source {
  * input is used.
  */
 export async function* readOpenData(paths: readonly string[], events: ReadEvents): AsyncGenerator<OpenDataRecord> {
+  for await (const c of readChunks(paths, events)) {
+    for (const item of chunkRecords(c)) {
+      if ('record' in item) yield item.record;
+      else events.reject(item.where, item.reason);
+    }
+  }
+}
+
+/**
+ * The data lines of every file under `paths` in chunks of whole lines (of about `size` bytes; 0:
+ * as the bytes come), each with its file's header: what chunkRecords reads, here or in a worker
+ * thread. Files that are not extracts are reported (`skip`) and left out; archives fail as in
+ * readOpenData.
+ */
+export async function* readChunks(paths: readonly string[], events: ReadEvents, size = 0): AsyncGenerator<LineChunk> {
   const archives: ZipArchive[] = [];
   try {
     const sources = await sourcesOf(paths, archives);
     for (const a of archives) await verifyZip(a);
     events.total?.(sources.reduce((n, s) => n + s.size, 0));
-    for (const source of sources) yield* recordsOf(source.name, counted(source.chunks(), events.bytes), events);
+    for (const source of sources) yield* fileChunks(source.name, counted(source.chunks(), events.bytes), events, size);
   } finally {
     for (const a of archives) a.close();
   }
+}
+
+/** The bytes of the files under `paths`, as they are on disk (ZIP archives compressed). */
+export async function inputBytes(paths: readonly string[]): Promise<number> {
+  let bytes = 0;
+  for (const p of paths) {
+    const st = await stat(p);
+    if (!st.isDirectory()) bytes += st.size;
+    else for (const n of await readdir(p, { recursive: true })) bytes += (await stat(path.join(p, String(n)))).size;
+  }
+  return bytes;
 }
 
 /** The files named or found under folders (sorted), ZIP archives replaced by their entries. */
@@ -95,31 +122,128 @@ export function splitFields(text: string): string[] {
   return parts;
 }
 
-/** The records of one file: the first non-empty line is its header, empty lines are skipped. */
-export async function* recordsOf(name: string, chunks: AsyncIterable<Buffer>, events: ReadEvents): AsyncGenerator<OpenDataRecord> {
+/** Whole data lines of a file: `first` is the number of the first, `lines` how many there are (blank ones included). */
+export interface LineChunk {
+  name: string;
+  header: Recognised;
+  first: number;
+  lines: number;
+  /** the lines' bytes, in memory of their own; the last line may lack its `\n` at the end of the file. */
+  bytes: Uint8Array;
+}
+
+/** A data line of a chunk (`n` its number in the file): its record, or why it is not one. */
+export type ChunkItem = { n: number; record: OpenDataRecord } | { n: number; where: string; reason: string };
+
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+const NEWLINE = 0x0a;
+
+/** The newlines in `bytes`. */
+function newlines(bytes: Uint8Array): number {
+  let n = 0;
+  for (let at = bytes.indexOf(NEWLINE); at >= 0; at = bytes.indexOf(NEWLINE, at + 1)) n++;
+  return n;
+}
+
+/**
+ * One file: its first non-empty line is its header (a UTF-8 BOM before it dropped); the lines after
+ * it in chunks of whole lines cut after a newline once `size` bytes are read.
+ */
+async function* fileChunks(name: string, chunks: AsyncIterable<Buffer>, events: ReadEvents, size: number): AsyncGenerator<LineChunk> {
   let header: Recognised | undefined;
-  let columns: [string, number | undefined][] = [];
-  for await (const { n, text } of linesOf(chunks)) {
+  let line = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let start = true;
+  const take = (bytes: Buffer): LineChunk => {
+    const lines = newlines(bytes) + (bytes[bytes.length - 1] === NEWLINE ? 0 : 1);
+    const c = { name, header: header!, first: line + 1, lines, bytes: new Uint8Array(bytes) };
+    line += lines;
+    return c;
+  };
+  for await (const piece of chunks) {
+    pending.push(piece);
+    pendingBytes += piece.length;
+    if (header !== undefined && pendingBytes < size) continue;
+    let buf = Buffer.concat(pending, pendingBytes);
+    if (start) {
+      if (buf.length < BOM.length && buf.indexOf(NEWLINE) < 0) continue;
+      if (buf.subarray(0, BOM.length).equals(BOM)) buf = buf.subarray(BOM.length);
+      start = false;
+    }
+    // Before the header: blank lines, then the header line itself.
+    while (header === undefined) {
+      const end = buf.indexOf(NEWLINE);
+      if (end < 0) break;
+      line++;
+      const text = decodeLine(withoutCr(buf.subarray(0, end)));
+      buf = buf.subarray(end + 1);
+      if (text.trim() === '') continue;
+      const parts = splitFields(text);
+      header = recognise(parts);
+      if (header === undefined) return events.skip(name, `${NOT_AN_EXTRACT} (${whyUnrecognised(parts)})`);
+    }
+    pending = [buf];
+    pendingBytes = buf.length;
+    if (header === undefined) continue;
+    const last = buf.lastIndexOf(NEWLINE);
+    if (last < 0) continue;
+    yield take(buf.subarray(0, last + 1));
+    pending = last + 1 < buf.length ? [buf.subarray(last + 1)] : [];
+    pendingBytes = buf.length - last - 1;
+  }
+  const rest = Buffer.concat(pending, pendingBytes);
+  if (header === undefined) {
+    const text = decodeLine(withoutCr(start && rest.subarray(0, BOM.length).equals(BOM) ? rest.subarray(BOM.length) : rest));
+    if (text.trim() === '') return events.skip(name, NO_HEADER);
+    // A header as the last line, without its newline: a file without data lines.
+    const parts = splitFields(text);
+    if (recognise(parts) === undefined) events.skip(name, `${NOT_AN_EXTRACT} (${whyUnrecognised(parts)})`);
+    return;
+  }
+  if (rest.length) yield take(rest);
+}
+
+function withoutCr(bytes: Buffer): Buffer {
+  return bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.subarray(0, -1) : bytes;
+}
+
+/**
+ * The records of a chunk, and its lines that are not (`file:line: reason`), in line order; blank
+ * lines are skipped. Each line is UTF-8 if valid, else Windows-1252 (decodeLine). Pure: it runs in a
+ * worker thread or on the main thread.
+ */
+export function* chunkRecords(c: LineChunk): Generator<ChunkItem> {
+  const bytes = Buffer.from(c.bytes.buffer, c.bytes.byteOffset, c.bytes.byteLength);
+  const columns = KINDS[c.header.kind].columns.map((key) => [key, (c.header.index as Partial<Record<string, number>>)[key]] as const);
+  // Whole lines are valid UTF-8 together iff each is (0x0A never occurs inside a UTF-8 sequence).
+  const utf8 = isUtf8(bytes);
+  let start = 0;
+  for (let n = c.first; start < bytes.length; n++) {
+    let end = bytes.indexOf(NEWLINE, start);
+    if (end < 0) end = bytes.length;
+    const raw = withoutCr(bytes.subarray(start, end));
+    start = end + 1;
+    const text = utf8 ? raw.toString('utf8') : decodeLine(raw);
     if (text.trim() === '') continue;
     const parts = splitFields(text);
-    if (header === undefined) {
-      header = recognise(parts);
-      if (header === undefined) {
-        events.skip(name, `${NOT_AN_EXTRACT} (${whyUnrecognised(parts)})`);
-        return;
-      }
-      const index = header.index as Partial<Record<string, number>>;
-      columns = KINDS[header.kind].columns.map((key) => [key, index[key]]);
-      continue;
-    }
-    const where = `${name}:${n}`;
-    if (parts.length !== header.width) {
-      events.reject(where, `${parts.length} fields, expected ${header.width}`);
+    const where = `${c.name}:${n}`;
+    if (parts.length !== c.header.width) {
+      yield { n, where, reason: `${parts.length} fields, expected ${c.header.width}` };
       continue;
     }
     const fields: Record<string, string> = {};
     for (const [key, i] of columns) fields[key] = i === undefined ? '' : parts[i].trim();
-    yield { kind: header.kind, where, fields } as OpenDataRecord;
+    yield { n, record: { kind: c.header.kind, where, fields } as OpenDataRecord };
   }
-  if (header === undefined) events.skip(name, NO_HEADER);
+}
+
+/** The records of one file (lines of the wrong width reported through `events.reject`), as the bytes come. */
+export async function* recordsOf(name: string, chunks: AsyncIterable<Buffer>, events: ReadEvents): AsyncGenerator<OpenDataRecord> {
+  for await (const c of fileChunks(name, chunks, events, 0)) {
+    for (const item of chunkRecords(c)) {
+      if ('record' in item) yield item.record;
+      else events.reject(item.where, item.reason);
+    }
+  }
 }

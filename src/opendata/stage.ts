@@ -1,10 +1,8 @@
-import { hash } from 'node:crypto';
 import type { Db } from '../db.ts';
-import { copyText } from '../fhir/types/copy.ts';
 import { CopyIn } from '../store/copy-in.ts';
 import type { FileKind } from './columns.ts';
-import { assertMappable, MapError, organizationId, practitionerId, roleId, structurePart } from './map.ts';
-import { readOpenData, type OpenDataRecord, type ReadEvents } from './read.ts';
+import { CHUNK_BYTES, stagedChunks, type ImportPool } from './pool.ts';
+import { readChunks, type ReadEvents } from './read.ts';
 
 /**
  * The staging of an import: every data line of the input, one row each, in an UNLOGGED table of
@@ -56,40 +54,17 @@ export interface StageSummary {
   kinds: Set<FileKind>;
 }
 
-const md5 = (text: string) => hash('md5', text);
-const NULL = '\\N';
-
-/** The staging row of a line (COPY text), or the MapError that keeps it out. */
-function stagingRow(seq: number, record: OpenDataRecord): string {
-  assertMappable(record);
-  const person = practitionerId(record);
-  const json = JSON.stringify(record.fields);
-  let structure = NULL;
-  let role = NULL;
-  let structureDigest = NULL;
-  if (record.kind === 'activity') {
-    const id = organizationId(record);
-    role = copyText(roleId(record));
-    if (id !== undefined) {
-      structure = copyText(id);
-      structureDigest = md5(JSON.stringify(structurePart(record)));
-    }
-  }
-  return `${seq}\t${record.kind}\t${copyText(person)}\t${structure}\t${role}\t${md5(json)}\t${structureDigest}\t${copyText(record.where)}\t${copyText(json)}\n`;
-}
-
-const CHUNK_CHARS = 1 << 18;
-
 /**
- * Reads `paths` into import_line by one COPY. Lines the reader or the mapper rejects are reported
- * through `events.reject` and left out. Throws OpenDataError, before any row is written, when an
- * archive is damaged.
+ * Reads `paths` into import_line by one COPY, the lines staged by the pool's workers when there is
+ * one. Lines the reader or the mapper rejects are reported through `events.reject` and left out.
+ * Throws OpenDataError, before any row is written, when an archive is damaged.
  */
 export async function stageLines(
   db: Db,
   paths: readonly string[],
   events: Pick<ReadEvents, 'reject' | 'skip'>,
   onProgress?: (p: { lines: number; bytes: number; totalBytes: number }) => void,
+  pool?: ImportPool,
 ): Promise<StageSummary> {
   const summary: StageSummary = { lines: 0, staged: 0, rejected: 0, skippedFiles: 0, kinds: new Set() };
   let totalBytes = 0;
@@ -100,43 +75,37 @@ export async function stageLines(
       bytes += n;
       onProgress?.({ lines: summary.lines, bytes, totalBytes });
     },
-    reject: (where, reason) => {
-      summary.lines++;
-      summary.rejected++;
-      events.reject(where, reason);
-    },
+    reject: events.reject,
     skip: (file, reason) => {
       summary.skippedFiles++;
       events.skip(file, reason);
     },
   };
-  const records = readOpenData(paths, counting);
-  // The first record is read before the COPY starts: a damaged archive fails with nothing sent.
-  let next = await records.next();
+  let seq = 0;
+  const requests = async function* () {
+    for await (const chunk of readChunks(paths, counting, CHUNK_BYTES)) {
+      yield { chunk, seqBase: seq };
+      seq += chunk.lines;
+    }
+  };
+  const staged = stagedChunks(requests(), pool);
+  // The first chunk is read before the COPY starts: a damaged archive fails with nothing sent.
+  let next = await staged.next();
   const out = await CopyIn.open(db`copy import_line (seq, kind, person, structure, role, digest, structure_digest, at, fields) from stdin`);
   try {
-    let chunk = '';
-    for (; !next.done; next = await records.next()) {
-      const record = next.value;
-      summary.lines++;
-      summary.kinds.add(record.kind);
-      try {
-        chunk += stagingRow(summary.staged, record);
-        summary.staged++;
-      } catch (err) {
-        if (!(err instanceof MapError)) throw err;
-        summary.rejected++;
-        events.reject(record.where, err.message);
-      }
-      if (chunk.length >= CHUNK_CHARS) {
-        await out.write(chunk);
-        chunk = '';
-      }
+    for (; !next.done; next = await staged.next()) {
+      const r = next.value;
+      summary.lines += r.lines;
+      summary.staged += r.staged;
+      summary.rejected += r.rejects.length;
+      if (r.records) summary.kinds.add(r.kind);
+      for (const [where, reason] of r.rejects) events.reject(where, reason);
+      await out.write(r.copy);
     }
-    await out.end(chunk);
+    await out.end();
   } catch (err) {
     out.abort(err as Error);
-    await records.return(undefined);
+    await staged.return(undefined);
     throw err;
   }
   return summary;

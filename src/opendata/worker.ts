@@ -1,0 +1,19 @@
+import { parentPort } from 'node:worker_threads';
+import { mapChunk } from './map-chunk.ts';
+import type { PoolRequest } from './pool.ts';
+import { stageChunk } from './stage-chunk.ts';
+
+/** A worker thread of an import (src/opendata/pool.ts): one chunk in, its bytes out (transferred). */
+parentPort!.on('message', (m: PoolRequest) => {
+  try {
+    if (m.op === 'stage') {
+      const r = stageChunk(m);
+      parentPort!.postMessage({ id: m.id, ...r }, [r.copy.buffer as ArrayBuffer]);
+    } else {
+      const r = mapChunk(m);
+      parentPort!.postMessage({ id: m.id, ...r }, [r.ndjson.buffer as ArrayBuffer]);
+    }
+  } catch (err) {
+    parentPort!.postMessage({ id: m.id, error: (err as Error)?.stack ?? String(err) });
+  }
+});
