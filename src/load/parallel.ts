@@ -21,7 +21,7 @@ const CHUNK_BYTES = 1 << 20;
  * A worker thread running the module `name` (without extension) beside the module of `base`
  * (its import.meta.url): the built .js, or the TypeScript source when running under tsx.
  */
-export function spawnWorker(name: string, base: string): Worker {
+function spawnWorker(name: string, base: string): Worker {
   const entry = new URL(`./${name}${base.endsWith('.ts') ? '.ts' : '.js'}`, base);
   if (!entry.pathname.endsWith('.ts')) return new Worker(entry);
   // Running from TypeScript sources (tsx): the worker registers the same loader before importing.
@@ -30,26 +30,32 @@ export function spawnWorker(name: string, base: string): Worker {
 }
 
 type Pending = { resolve: (v: never) => void; reject: (e: Error) => void };
+type Reply = { id: number; error?: string };
 
-export class ParsePool {
+/**
+ * Worker threads running the module `name` beside `base` (spawnWorker): requests are numbered and
+ * handed out round-robin, each settled by the worker's reply of the same id (`error`: its failure,
+ * as `<label>: <stack>`). A worker that fails or exits fails every waiting and later request.
+ */
+export class WorkerPool {
   private readonly workers: Worker[];
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   private failure: Error | undefined;
 
-  constructor(readonly size: number) {
+  constructor(readonly size: number, name: string, base: string, label: string) {
     this.workers = Array.from({ length: size }, () => {
-      const w = spawnWorker('parse-worker', import.meta.url);
-      w.on('message', (m: ChunkResult | BulkChunkResult) => {
+      const w = spawnWorker(name, base);
+      w.on('message', (m: Reply) => {
         const p = this.pending.get(m.id);
         if (!p) return;
         this.pending.delete(m.id);
-        if (m.error !== undefined) p.reject(new Error(`loader worker: ${m.error}`));
-        else p.resolve(('out' in m ? m.out : m) as never);
+        if (m.error !== undefined) p.reject(new Error(`${label}: ${m.error}`));
+        else p.resolve(m as never);
       });
       w.on('error', (err) => this.fail(err));
       w.on('exit', (code) => {
-        if (code !== 0) this.fail(new Error(`loader worker exited with code ${code}`));
+        if (code !== 0) this.fail(new Error(`${label} exited with code ${code}`));
       });
       return w;
     });
@@ -61,12 +67,29 @@ export class ParsePool {
     this.pending.clear();
   }
 
-  private post<T>(message: (id: number) => object, transfer: ArrayBuffer[] = []): Promise<T> {
+  /** A request to the next worker; the buffers of `transfer` are moved there (unusable here afterwards). */
+  protected post<T>(message: (id: number) => object, transfer: ArrayBuffer[] = []): Promise<T> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     const p = new Promise<T>((resolve, reject) => this.pending.set(id, { resolve: resolve as (v: never) => void, reject }));
     this.workers[id % this.size].postMessage(message(id), transfer);
     return p;
+  }
+
+  /** A message to every worker, before the requests posted after it. */
+  protected broadcast(message: object): void {
+    for (const w of this.workers) w.postMessage(message);
+  }
+
+  /** Ends the workers (again: nothing). */
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
+
+export class ParsePool extends WorkerPool {
+  constructor(size: number) {
+    super(size, 'parse-worker', import.meta.url, 'loader worker');
   }
 
   /**
@@ -81,7 +104,7 @@ export class ParsePool {
   /** A chunk of whole NDJSON lines to prepare (incremental loads). */
   run(file: string, chunk: ByteChunk): Promise<Prepared[]> {
     const bytes = ParsePool.handOver(chunk.bytes, chunk.owned);
-    return this.post((id) => ({ kind: 'lines', id, file, first: chunk.first, lines: chunk.lines, bytes }) satisfies ChunkRequest, [bytes.buffer as ArrayBuffer]);
+    return this.post<ChunkResult>((id) => ({ kind: 'lines', id, file, first: chunk.first, lines: chunk.lines, bytes }) satisfies ChunkRequest, [bytes.buffer as ArrayBuffer]).then((m) => m.out!);
   }
 
   /** A bulk chunk (src/load/bulk-chunk.ts). */
@@ -92,11 +115,7 @@ export class ParsePool {
 
   /** Token systems interned since the last update, for every worker (posted before later chunks). */
   systems(systems: [string, number][]): void {
-    for (const w of this.workers) w.postMessage({ kind: 'systems', systems });
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    this.broadcast({ kind: 'systems', systems });
   }
 }
 

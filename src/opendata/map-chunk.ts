@@ -5,7 +5,7 @@ import type { ActivityRecord, DiplomaRecord, OpenDataRecord, SavoirFaireRecord }
 /**
  * Staged lines (src/opendata/stage.ts) made into resources. A first import maps every staged line,
  * a chunk at a time: COPY text of staged rows in, NDJSON bytes out (mapChunk). Pure, so that chunks
- * are mapped by worker threads (src/opendata/map-pool.ts) or on the main thread alike.
+ * are mapped by worker threads (src/opendata/pool.ts) or on the main thread alike.
  */
 
 type Json = Record<string, unknown>;

@@ -1,5 +1,4 @@
-import type { Worker } from 'node:worker_threads';
-import { spawnWorker } from '../load/parallel.ts';
+import { WorkerPool } from '../load/parallel.ts';
 import { mapChunk, rowChunks, type ChunkKind, type MapRequest, type MapResult } from './map-chunk.ts';
 import { stageChunk, type StageRequest, type StageResult } from './stage-chunk.ts';
 
@@ -13,58 +12,20 @@ import { stageChunk, type StageRequest, type StageResult } from './stage-chunk.t
 const CHUNK_BYTES = 1 << 20;
 
 export type PoolRequest = ({ op: 'stage' } & StageRequest & { id: number }) | ({ op: 'map' } & MapRequest & { id: number });
-type Reply = { id: number; error?: string } & Partial<StageResult & MapResult>;
 
-export class ImportPool {
-  private readonly workers: Worker[];
-  private readonly pending = new Map<number, { resolve: (r: never) => void; reject: (e: Error) => void }>();
-  private nextId = 0;
-  private failure: Error | undefined;
-
-  constructor(readonly size: number) {
-    this.workers = Array.from({ length: size }, () => {
-      const w = spawnWorker('worker', import.meta.url);
-      w.on('message', (m: Reply) => {
-        const p = this.pending.get(m.id);
-        if (!p) return;
-        this.pending.delete(m.id);
-        if (m.error !== undefined) p.reject(new Error(`import worker: ${m.error}`));
-        else p.resolve(m as never);
-      });
-      w.on('error', (err) => this.fail(err));
-      w.on('exit', (code) => {
-        if (code !== 0) this.fail(new Error(`import worker exited with code ${code}`));
-      });
-      return w;
-    });
+export class ImportPool extends WorkerPool {
+  constructor(size: number) {
+    super(size, 'worker', import.meta.url, 'import worker');
   }
 
-  private fail(err: Error): void {
-    this.failure ??= err;
-    for (const p of this.pending.values()) p.reject(err);
-    this.pending.clear();
-  }
-
-  /** A request to a worker; its bytes are transferred (unusable here afterwards). */
-  private post<T>(request: Omit<PoolRequest, 'id'>, bytes: Uint8Array): Promise<T> {
-    if (this.failure) return Promise.reject(this.failure);
-    const id = this.nextId++;
-    const p = new Promise<T>((resolve, reject) => this.pending.set(id, { resolve: resolve as (r: never) => void, reject }));
-    this.workers[id % this.size].postMessage({ ...request, id }, [bytes.buffer as ArrayBuffer]);
-    return p;
-  }
-
+  /** Stages a chunk in a worker; its bytes are transferred. */
   stage(req: StageRequest): Promise<StageResult> {
-    return this.post({ op: 'stage', ...req }, req.chunk.bytes);
+    return this.post((id) => ({ op: 'stage', ...req, id }) satisfies PoolRequest, [req.chunk.bytes.buffer as ArrayBuffer]);
   }
 
+  /** Maps a chunk in a worker; its bytes are transferred. */
   map(req: MapRequest): Promise<MapResult> {
-    return this.post({ op: 'map', ...req }, req.bytes);
-  }
-
-  /** Ends the workers (again: nothing). */
-  async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    return this.post((id) => ({ op: 'map', ...req, id }) satisfies PoolRequest, [req.bytes.buffer as ArrayBuffer]);
   }
 }
 
