@@ -168,6 +168,8 @@ const DRIVER_FIXES: [string, string, RegExp][] = [
   ['connection.js', 'the queries of a closed socket settled (porsager/postgres#1130, #1208)', /chunk = nextWriteTimer = null\s*socket\.removeListener/],
   ['index.js', 'a closed reservation left to the pool (porsager/postgres#1208)', /c\.queue === reserved && onopen\(c\)/],
   ['connection.js', 'a connection that reads on after a COPY to stdout (porsager/postgres#499)', /socket\.isPaused\(\) && socket\.resume\(\)/],
+  ['connection.js', 'a reservation answered by the connection it was handed to (porsager/postgres#1195)', /initial\.reserve \? initial\.reserve\(connection\)/],
+  ['index.js', 'reservations and transactions that end with their session (porsager/postgres#1195, #1186)', /c\.generation = \(c\.generation \|\| 0\) \+ 1/],
 ];
 const DRIVER_VERSION = '3.4.9';
 let driverChecked = false;

@@ -119,6 +119,80 @@ t.test('a connection closing under queries', async (t) => {
     for (const x of [6, 7, 8]) t.same(await settle(sql`select ${x}::int as x`), { rows: [{ x }] }, `the pool serves query ${x - 5}`);
   });
 
+  t.test('a reservation waiting for the connection that closes is served by its next session, which is its alone (hunk 7)', async (t) => {
+    const sql = connectUrl(db.url, { max: 1 });
+    t.teardown(() => sql.end({ timeout: 1 }));
+    const first = await sql.reserve();
+    const [{ pid }] = await first<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    const waiting = sql.reserve();
+    await sleep(50); // queued behind the only connection
+    await terminate(pid);
+    await sleep(100); // its close seen by the driver, which reconnects for the waiting reservation
+    const second = await Promise.race([waiting, sleep(SETTLE_MS).then(() => undefined)]);
+    if (!second) return void t.fail('the waiting reservation was never served');
+    t.equal(errorOf(await settle(first`select 1`)), 'CONNECTION_CLOSED', "the first reservation's handle fails: its session is gone");
+    first.release();
+    t.same(await settle(second`select 2 as x`), { rows: [{ x: 2 }] }, 'the second reservation is answered');
+    let pooledDone = false;
+    const pooled = settle(sql`select 3 as x`).finally(() => (pooledDone = true));
+    await sleep(100);
+    t.notOk(pooledDone, "the first one's release did not give the second one's connection to the pool");
+    second.release();
+    t.same(await pooled, { rows: [{ x: 3 }] }, 'the pool serves its query once the second one is released');
+  });
+
+  t.test("a transaction's queries after its session closed never run on the next session (hunk 7)", async (t) => {
+    const sql = connectUrl(db.url, { max: 1 });
+    t.teardown(() => sql.end({ timeout: 1 }));
+    let pooled: Promise<Settled> | undefined;
+    let late!: (s: Settled) => void;
+    const lateQuery = new Promise<Settled>((resolve) => (late = resolve));
+    const begun = settle(
+      sql.begin(async (tx) => {
+        const [{ pid }] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+        pooled = settle(sql`select 7 as x`); // queued behind the transaction
+        await terminate(pid);
+        await sleep(200); // the pool reconnects for its queued query
+        late(await settle(tx`select 8 as x`));
+        return [] as object[];
+      }),
+    );
+    t.not(errorOf(await begun), 'answered', 'the transaction fails');
+    t.equal(errorOf(await lateQuery), 'CONNECTION_CLOSED', 'its later query is refused, not run outside it on the next session');
+    t.same(await pooled, { rows: [{ x: 7 }] }, 'the pool serves its queued query');
+  });
+
+  t.test('reservations while sessions are terminated again and again: each settles, the pool stays whole (hunk 7)', async (t) => {
+    const sql = connectUrl(db.url, { max: 2 });
+    t.teardown(() => sql.end({ timeout: 1 }));
+    let running = true;
+    const killer = (async () => {
+      while (running) {
+        await admin`select pg_terminate_backend(pid) from pg_stat_activity
+          where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'`;
+        await sleep(10);
+      }
+    })();
+    const outcomes: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      // a cursor on a reservation: what an import reads its staged lines with
+      const read = (async () => {
+        const r = await sql.reserve();
+        try {
+          for await (const _ of r`select g from generate_series(1, 100000) g`.cursor(1000)) await sleep(1);
+          return [];
+        } finally {
+          r.release();
+        }
+      })();
+      outcomes.push(errorOf(await settle(read)));
+    }
+    running = false;
+    await killer;
+    t.notOk(outcomes.includes('hung'), `every reservation settled (${outcomes.join(', ')})`);
+    t.same(await Promise.all([1, 2].map(async (x) => settle((await sql.reserve())`select ${x}::int as x`))), [1, 2].map((x) => ({ rows: [{ x }] })), 'two reservations answered once it stops');
+  });
+
   t.test('a COPY ended by its writer whose connection closes before the server answers fails, not left waiting', async (t) => {
     const sql = connectUrl(db.url, { max: 1 });
     t.teardown(() => sql.end({ timeout: 1 }));

@@ -148,7 +148,7 @@ t.test('a connection refused at once, or failing before postgres.js listens, rej
 t.test('the installed driver carries every fix of patches/postgres+3.4.9.patch', async (t) => {
   t.same(driverProblems(), [], 'version and fixes found');
   const patch = readFileSync(path.join(import.meta.dirname, '..', 'patches', 'postgres+3.4.9.patch'), 'utf8');
-  for (const issue of ['porsager/postgres#1181', 'porsager/postgres#1173', 'porsager/postgres#1130', 'porsager/postgres#499']) t.match(patch, issue, `the patch header names ${issue}`);
+  for (const issue of ['porsager/postgres#1181', 'porsager/postgres#1173', 'porsager/postgres#1130', 'porsager/postgres#499', 'porsager/postgres#1195']) t.match(patch, issue, `the patch header names ${issue}`);
 });
 
 t.test('a restart under concurrent searches: 200 or 503, never hung, all back within 2 s', async (t) => {
