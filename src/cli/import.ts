@@ -6,6 +6,7 @@ import { openDatabase } from '../db.ts';
 import { BulkIncomplete } from '../load/bulk.ts';
 import { DEFAULT_CONCURRENCY } from '../load/loader.ts';
 import { importConnections, importOpenData, ImportRefused, OpenDataError, SnapshotRefused, type ImportProgress, type ImportSummary } from '../opendata/import.ts';
+import { runCommand } from './run.ts';
 import { MAX_GONE_SHARE, TYPE_NAMES, type DiffType } from '../opendata/snapshot.ts';
 
 const USAGE = `usage: npm run import -- [--force] [--batch-size N] [--concurrency N] <PS_LibreAcces.zip | folder | file>...
@@ -132,11 +133,11 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
+runCommand(
+  main,
   (err) => {
     const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    console.error(err instanceof ConfigError ? `configuration: ${err.message}` : usage ? (err as Error).message : failureMessage(err));
-    process.exit(1);
+    return err instanceof ConfigError ? `configuration: ${err.message}` : usage ? (err as Error).message : failureMessage(err);
   },
+  failureMessage(new Error('it stopped waiting for the database, which never answered')),
 );

@@ -10,6 +10,7 @@ import { expandPaths, NOT_LOADABLE } from '../load/sources.ts';
 import { registry } from '../registry/index.ts';
 import { MAX_DEPTH } from '../fhir/resource.ts';
 import { startRun, type WriterRun } from '../writer-runs.ts';
+import { runCommand } from './run.ts';
 
 const USAGE = `usage: npm run load -- [--strict] [--bulk] [--batch-size N] <file-or-directory>...
 
@@ -146,10 +147,8 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error(err instanceof ConfigError ? `configuration: ${err.message}` : `load failed: ${(err as Error).message}`);
-    process.exit(1);
-  },
+runCommand(
+  main,
+  (err) => (err instanceof ConfigError ? `configuration: ${err.message}` : `load failed: ${(err as Error).message}`),
+  'load failed: it stopped waiting for the database, which never answered. What was written is kept: run the same load again to finish it.',
 );

@@ -10,6 +10,7 @@ import { mirrorType, type TypeSummary } from '../sync/mirror.ts';
 import { prunePlan, type PruneSummary } from '../sync/prune.ts';
 import { DEFAULT_TYPES, parseTypes, planTypes } from '../sync/upstream.ts';
 import { startRun, type WriterRun } from '../writer-runs.ts';
+import { runCommand } from './run.ts';
 
 const USAGE = `usage: npm run sync -- --from <upstream FHIR base> [options]
 
@@ -199,11 +200,11 @@ async function main(): Promise<number> {
   return rejected > 0 ? 2 : 0;
 }
 
-main().then(
-  (code) => process.exit(code),
+runCommand(
+  main,
   (err) => {
     const known = err instanceof SyncError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    console.error(`${err instanceof ConfigError ? 'configuration: ' : 'sync failed: '}${known ? (err as Error).message : String((err as Error).message ?? err)}`);
-    process.exit(1);
+    return `${err instanceof ConfigError ? 'configuration: ' : 'sync failed: '}${known ? (err as Error).message : String((err as Error).message ?? err)}`;
   },
+  'sync failed: it stopped waiting for an answer that never came. What was written is kept: run the same sync again to finish it.',
 );
