@@ -40,6 +40,14 @@ const people = [
   practitioner('marin', 'Marin', 'Louis'),
   practitioner('morin', 'Morin', 'Louis'),
   ...Array.from({ length: 120 }, (_, i) => practitioner(`bernard-${String(i).padStart(3, '0')}`, 'Bernard', 'Luc')),
+  // Two words, each matched exactly, by sound or by a typo ("roux" is too short for typos).
+  practitioner('granier-roux', 'Granier-Roux', 'Paul'),
+  practitioner('garnier-rou', 'Garnier-Rou', 'Paul'),
+  practitioner('garnier-roux', 'Garnier-Roux', 'Paul'),
+  practitioner('garner-roux', 'Garner-Roux', 'Paul'),
+  practitioner('garnyer-roux', 'Garnyer-Roux', 'Paul'),
+  practitioner('granier-rou', 'Granier-Rou', 'Paul'),
+  practitioner('garnier-rey', 'Garnier-Rey', 'Paul'),
 ];
 const organizations = [organization('chu-bellevue', 'CHU Hôpital Bellevue'), organization('clinique-pasteur', 'Clinique Pasteur'), organization('pharmacie', 'Pharmacie Centrale')];
 
@@ -105,6 +113,15 @@ t.test('exact spellings first, then sound-alikes, then typos, each match once th
   // A typo of "lefebvre" sounds like Lefebvre and Lefèvre; Lefebvrez is two letters away from it.
   const typo = await all('/fhir/v2/Practitioner?phonetic=lefevbre');
   t.same([...typo.ids].sort(), [...people.filter((p) => /^(lefebvre|lefevre)-/.test(p.id)).map((p) => p.id)].sort(), 'lefevbre: every Lefebvre and Lefèvre');
+});
+
+t.test('two words: exact, then each by sound, then a typo in either, each once, whatever the page size', async (t) => {
+  for (const count of ['', '&_count=2']) {
+    const { ids } = await all(`/fhir/v2/Practitioner?phonetic=garnier%20roux${count}`);
+    t.same(ids[0], 'garnier-roux', `${count || 'default'}: the exact spelling first`);
+    t.same([...ids.slice(1, 3)].sort(), ['garnier-rou', 'garnyer-roux'], 'then the two sound-alikes');
+    t.same([...ids.slice(3)].sort(), ['garner-roux', 'granier-rou', 'granier-roux'], 'then the typos, a sound-alike word beside one included');
+  }
 });
 
 t.test('a common name stays bounded to its sound-alikes', async (t) => {

@@ -76,6 +76,40 @@ function valueRows(hints: PlanHints, param: number, words: string[], level: Matc
   return stmt`select w0.rid from ${all} union all ${wordRows(hints, param, words.join(''), level)}`;
 }
 
+/**
+ * The rids of `word`'s one-typo spellings of another sound alone (of level 2 and not of level 1);
+ * undefined when it has none (a short word, or no such spelling in the parameter's rows).
+ */
+function typoRows(hints: PlanHints, param: number, word: string): Statement | undefined {
+  if (word.length < TYPO_MIN_LENGTH) return undefined;
+  const typos = hints.spellings?.get(`${param}/${word}`);
+  if (typos === undefined) return stmt`select p.rid from phonetic_idx p where p.param = ${param} and p.word in (select unnest(${typoSpellings(word)}::text[]))`;
+  return typos.length === 0 ? undefined : join(typos.map((value) => lookupRows(param, { column: 'word', value })), 'union all');
+}
+
+/**
+ * The rids `words` match at level 2 that may not match at level 1: some word by a typo, the others
+ * at any level, or the words joined by a typo. A superset of level 2 minus level 1 that reads a
+ * common word's sound only when another word has typos.
+ */
+function typoValueRows(hints: PlanHints, param: number, words: string[]): Statement[] {
+  if (words.length === 1) return [typoRows(hints, param, words[0])].filter((s) => s !== undefined);
+  const parts: Statement[] = [];
+  words.forEach((word, i) => {
+    const typos = typoRows(hints, param, word);
+    if (typos === undefined) return;
+    let all = stmt`(${typos}) w0`;
+    words.forEach((other, j) => {
+      if (j === i) return;
+      const w = ident(`w${j + 1}`);
+      all = stmt`${all} join (${wordRows(hints, param, other, 2)}) ${w} on ${w}.rid = w0.rid`;
+    });
+    parts.push(stmt`select w0.rid from ${all}`);
+  });
+  const joined = typoRows(hints, param, words.join(''));
+  return joined === undefined ? parts : [...parts, joined];
+}
+
 /** The rids the condition's values match at `level` or better (a rid may repeat). */
 function rowsUpTo(hints: PlanHints, c: PhoneticCondition, level: MatchLevel): Statement {
   return join(c.values.map((words) => valueRows(hints, c.param.id, words, level)), 'union all');
@@ -109,7 +143,11 @@ export const phonetic: SearchType<PhoneticCondition, PhoneticRow> = {
 
   rows(c, hints) {
     const { upTo, above } = c.levels ?? { upTo: 2 };
-    const matched = stmt`select m.rid from (${rowsUpTo(hints, c, upTo)}) m`;
+    // The typo phase reads the typos' rows and what they join, not every row of level 2.
+    const typoPhase = upTo === 2 && above === 1;
+    const parts = typoPhase ? c.values.flatMap((words) => typoValueRows(hints, c.param.id, words)) : [rowsUpTo(hints, c, upTo)];
+    if (parts.length === 0) return stmt`select null::bigint as rid where false`;
+    const matched = stmt`select m.rid from (${join(parts, 'union all')}) m`;
     return above === undefined ? matched : stmt`${matched} where not (${matchesUpTo(c, above as 0 | 1, 'm')})`;
   },
 
