@@ -76,16 +76,12 @@ export async function* readChunks(paths: readonly string[], events: ReadEvents, 
 /** The bytes of the files under `paths`, as they are on disk (ZIP archives compressed). */
 export async function inputBytes(paths: readonly string[]): Promise<number> {
   let bytes = 0;
-  for (const p of paths) {
-    const st = await stat(p);
-    if (!st.isDirectory()) bytes += st.size;
-    else for (const n of await readdir(p, { recursive: true })) bytes += (await stat(path.join(p, String(n)))).size;
-  }
+  for (const file of await filesOf(paths)) bytes += (await stat(file)).size;
   return bytes;
 }
 
-/** The files named or found under folders (sorted), ZIP archives replaced by their entries. */
-async function sourcesOf(paths: readonly string[], archives: ZipArchive[]): Promise<Source[]> {
+/** The files named, and those found under folders (sorted). */
+async function filesOf(paths: readonly string[]): Promise<string[]> {
   const files: string[] = [];
   for (const p of paths) {
     if ((await stat(p)).isDirectory()) {
@@ -95,6 +91,12 @@ async function sourcesOf(paths: readonly string[], archives: ZipArchive[]): Prom
       }
     } else files.push(p);
   }
+  return files;
+}
+
+/** The files named or found under folders (sorted), ZIP archives replaced by their entries. */
+async function sourcesOf(paths: readonly string[], archives: ZipArchive[]): Promise<Source[]> {
+  const files = await filesOf(paths);
   const sources: Source[] = [];
   for (const file of files) {
     if (await isZip(file)) {
