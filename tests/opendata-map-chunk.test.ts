@@ -1,14 +1,13 @@
 /**
  * An import stages its lines and a first import maps them a chunk at a time, by worker threads when
- * the input is large (src/opendata/pool.ts): chunks of staged rows never split a person's lines, and
- * the threads' directory is the one thread's, resource for resource.
+ * the input is large or `--workers` says so (src/opendata/pool.ts): chunks of staged rows never split
+ * a person's lines, and the threads' directory is the one thread's, resource for resource.
  */
 import t from 'tap';
 import { generateOpenData } from '../src/generate/open-data-files.ts';
 import { lastGroupStart, rowChunks } from '../src/opendata/map-chunk.ts';
-import { importOpenData } from '../src/opendata/import.ts';
 import { testDatabase } from './helpers/db.ts';
-import { storedResources } from './helpers/import.ts';
+import { canonical, importCli, storedResources, withoutVersion } from './helpers/import.ts';
 import { tmpDir } from './helpers/open-data.ts';
 
 const bytes = (s: string) => Buffer.from(s);
@@ -50,17 +49,27 @@ t.test('rowChunks: every value\'s rows in one chunk, nothing lost or repeated', 
   t.equal(chunkOf.size, 300, 'every value');
 });
 
-t.test('a first import staged and mapped by two worker threads stores what one thread stores', async (t) => {
+t.test('npm run import -- --workers 2 stores what --workers 0 stores: two threads staging and mapping, or none', async (t) => {
   const dir = tmpDir(t, 'map-chunk');
   await generateOpenData({ scale: 0.002, seed: 11, day: 0, outDir: dir, badShare: 0 });
-  const now = new Date('2026-11-01T00:00:00Z');
   const stored = [];
-  for (const workers of [0, 2]) {
+  for (const workers of ['0', '2']) {
     const db = await testDatabase(t);
-    const summary = await importOpenData(db.sql, [dir], { workers, now, onReject: () => {}, onSkip: () => {} });
-    t.equal(summary.path, 'bulk', `workers ${workers}: a first import`);
-    stored.push(await storedResources(db));
+    const r = await importCli(db, ['--workers', workers, dir]);
+    t.equal(r.code, 0, `--workers ${workers}`, { stderr: r.stderr });
+    t.match(r.stdout, /first import \(bulk load\)/, `--workers ${workers}: a first import`);
+    // Each run dates what it writes: lastUpdated aside, every resource and its version alike.
+    stored.push([...(await storedResources(db))].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, x]) => [key, x.version, canonical(withoutVersion(x.content))]));
   }
-  t.ok(stored[0].size > 4000, `${stored[0].size} resources`);
+  t.ok(stored[0].length > 4000, `${stored[0].length} resources`);
   t.same(stored[1], stored[0], 'the same resources, versions and contents');
+});
+
+t.test('--workers takes 0 to 16', async (t) => {
+  const db = await testDatabase(t);
+  for (const bad of ['-1', '17', 'two']) {
+    const r = await importCli(db, [`--workers=${bad}`, 'nowhere']);
+    t.equal(r.code, 1, `--workers ${bad}: exit code 1`);
+    t.equal(r.stderr.trim(), `--workers must be an integer between 0 and 16, got "${bad}"`);
+  }
 });

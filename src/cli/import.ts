@@ -9,7 +9,7 @@ import { importConnections, importOpenData, ImportRefused, OpenDataError, Snapsh
 import { runCommand } from './run.ts';
 import { MAX_GONE_SHARE, TYPE_NAMES, type DiffType } from '../opendata/snapshot.ts';
 
-const USAGE = `usage: npm run import -- [--force] [--batch-size N] [--concurrency N] <PS_LibreAcces.zip | folder | file>...
+const USAGE = `usage: npm run import -- [--force] [--batch-size N] [--concurrency N] [--workers N] <PS_LibreAcces.zip | folder | file>...
 
 Imports the RPPS open-data extracts (PS_LibreAcces: Personne_activite, SavoirFaire, Dipl_AutExerc;
 the downloaded ZIP, a folder or the files) into DATABASE_URL or the embedded database in DATA_DIR,
@@ -20,15 +20,17 @@ inactive. Safe while the server serves; one import at a time.
                    otherwise: a truncated download must not empty the directory)
   --batch-size N   resources per transaction (default 1000)
   --concurrency N  transactions at once (default ${DEFAULT_CONCURRENCY})
+  --workers N      threads that stage the lines and map a first import's, and parse them for its
+                   bulk load (default 2 from 4 MiB of input; 0: none, all on the main thread)
 Exit code: 0 imported, 2 imported but some lines rejected (file:line: reason), 1 failure or refusal
 (nothing of this import was written, or, if the database went away, what was written is kept and
 the same command finishes it).`;
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
-function integer(name: string, raw: string, max: number): number {
+function integer(name: string, raw: string, max: number, min = 1): number {
   const v = Number(raw);
-  if (!Number.isInteger(v) || v < 1 || v > max) throw new UsageError(`--${name} must be an integer between 1 and ${max}, got "${raw}"`);
+  if (!Number.isInteger(v) || v < min || v > max) throw new UsageError(`--${name} must be an integer between ${min} and ${max}, got "${raw}"`);
   return v;
 }
 
@@ -101,6 +103,7 @@ async function main(): Promise<number> {
       force: { type: 'boolean', default: false },
       'batch-size': { type: 'string', default: '1000' },
       concurrency: { type: 'string', default: String(DEFAULT_CONCURRENCY) },
+      workers: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -111,6 +114,7 @@ async function main(): Promise<number> {
   if (args.positionals.length === 0) throw new UsageError(USAGE);
   const batchSize = integer('batch-size', args.values['batch-size'], 100_000);
   const concurrency = integer('concurrency', args.values.concurrency, 16);
+  const workers = args.values.workers === undefined ? undefined : integer('workers', args.values.workers, 16, 0);
   const config = loadConfig();
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: importConnections(concurrency) });
   const progress = new Progress();
@@ -118,6 +122,7 @@ async function main(): Promise<number> {
     const summary = await importOpenData(db.sql, args.positionals, {
       batchSize,
       concurrency,
+      workers,
       force: args.values.force,
       onReject: (where, reason) => progress.say(`${where}: ${reason}`),
       onSkip: (file, reason) => progress.say(`${file}: skipped: ${reason}`),
