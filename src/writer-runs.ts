@@ -1,8 +1,8 @@
 import { classifyDbError } from './db-errors.ts';
 import type { Sql } from './db.ts';
 
-/** The waits before each new try of a run's outcome (the last try has none). */
-const FINISH_RETRIES_MS = [50, 100, 200, 400, 800, undefined];
+/** The waits before each new try of a run's outcome (the last try has none): 6.35 s in all, a failover's time. */
+const FINISH_RETRIES_MS = [50, 100, 200, 400, 800, 1600, 3200, undefined];
 
 /**
  * The runs of the commands that write the directory, in `writer_run` (sql/014_writer_runs.sql):

@@ -89,11 +89,15 @@ export function poolsOn(t: Teardown, url: string, opts: { statementTimeoutMs?: n
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** How long interruptWhen's outage lasts: shorter than the commands' tries of their outcome (src/writer-runs.ts). */
+const OUTAGE_MS = 2000;
+
 /**
  * Once `when` (an SQL boolean, polled on `admin`) first holds while `run` runs, every session of the
- * database but the admin's is ended (a failover, an administrator), and again every 10 ms until
- * `run` ends, so that a session idle the first time is not missed; or, with `kill`, that is called
- * once instead (the process killed). `hit` says whether `when` held before `run` ended.
+ * database but the admin's is ended (a failover, an administrator), and again every 10 ms for
+ * OUTAGE_MS or until `run` ends, so that a session idle the first time is not missed; then the
+ * database is back. Or, with `kill`, that is called once instead (the process killed). `hit` says
+ * whether `when` held before `run` ended.
  */
 export async function interruptWhen<T>(admin: Sql, when: string, run: Promise<T>, kill?: () => void): Promise<{ hit: boolean; result: T }> {
   let done = false;
@@ -101,7 +105,8 @@ export async function interruptWhen<T>(admin: Sql, when: string, run: Promise<T>
   while (!done && !(await admin.unsafe(`select (${when}) as now`))[0].now) await sleep(5);
   const hit = !done;
   if (hit && kill) kill();
-  while (!done && !kill) {
+  const back = performance.now() + OUTAGE_MS;
+  while (!done && !kill && performance.now() < back) {
     await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
     await sleep(10);
   }
