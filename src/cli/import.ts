@@ -6,8 +6,8 @@ import { openDatabase } from '../db.ts';
 import { BulkIncomplete } from '../load/bulk.ts';
 import { DEFAULT_CONCURRENCY } from '../load/loader.ts';
 import { importConnections, importOpenData, ImportRefused, OpenDataError, SnapshotRefused, type ImportProgress, type ImportSummary } from '../opendata/import.ts';
-import { runCommand } from './run.ts';
 import { MAX_GONE_SHARE, TYPE_NAMES, type DiffType } from '../opendata/snapshot.ts';
+import { runCommand } from './run.ts';
 
 const USAGE = `usage: npm run import -- [--force] [--batch-size N] [--concurrency N] [--workers N] <PS_LibreAcces.zip | folder | file>...
 
@@ -144,5 +144,5 @@ runCommand(
     const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     return err instanceof ConfigError ? `configuration: ${err.message}` : usage ? (err as Error).message : failureMessage(err);
   },
-  failureMessage(new Error('it stopped waiting for the database, which never answered')),
+  failureMessage(new Error('it stopped waiting for an answer that never came')),
 );

@@ -150,5 +150,5 @@ async function main(): Promise<number> {
 runCommand(
   main,
   (err) => (err instanceof ConfigError ? `configuration: ${err.message}` : `load failed: ${(err as Error).message}`),
-  'load failed: it stopped waiting for the database, which never answered. What was written is kept: run the same load again to finish it.',
+  'load failed: it stopped waiting for an answer that never came. What was written is kept: run the same load again to finish it.',
 );

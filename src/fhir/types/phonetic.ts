@@ -58,8 +58,21 @@ const lookupRows = (param: number, l: Lookup, alias = 'p') => {
 function wordRows(hints: PlanHints, param: number, word: string, level: MatchLevel): Statement {
   const known = lookups(hints, param, word, level);
   if (known) return join(known.map((l) => lookupRows(param, l)), 'union all');
-  return stmt`${lookupRows(param, { column: 'sound', value: soundOf(word) })} union all
-    select p.rid from phonetic_idx p where p.param = ${param} and p.word in (select unnest(${typoSpellings(word)}::text[]))`;
+  return stmt`${lookupRows(param, { column: 'sound', value: soundOf(word) })} union all ${unlookedTypoRows(param, word)}`;
+}
+
+/** The rows of every one-typo spelling of `word`, when the planner did not look them up. */
+const unlookedTypoRows = (param: number, word: string) =>
+  stmt`select p.rid from phonetic_idx p where p.param = ${param} and p.word in (select unnest(${typoSpellings(word)}::text[]))`;
+
+/** The rids in every one of `sets` (each a statement of rids), joined on the resource. */
+function intersection(sets: Statement[]): Statement {
+  let all = stmt`(${sets[0]}) w0`;
+  for (let i = 1; i < sets.length; i++) {
+    const w = ident(`w${i}`);
+    all = stmt`${all} join (${sets[i]}) ${w} on ${w}.rid = w0.rid`;
+  }
+  return stmt`select w0.rid from ${all}`;
 }
 
 /**
@@ -68,12 +81,7 @@ function wordRows(hints: PlanHints, param: number, word: string, level: MatchLev
  */
 function valueRows(hints: PlanHints, param: number, words: string[], level: MatchLevel): Statement {
   if (words.length === 1) return wordRows(hints, param, words[0], level);
-  let all = stmt`(${wordRows(hints, param, words[0], level)}) w0`;
-  for (let i = 1; i < words.length; i++) {
-    const w = ident(`w${i}`);
-    all = stmt`${all} join (${wordRows(hints, param, words[i], level)}) ${w} on ${w}.rid = w0.rid`;
-  }
-  return stmt`select w0.rid from ${all} union all ${wordRows(hints, param, words.join(''), level)}`;
+  return stmt`${intersection(words.map((w) => wordRows(hints, param, w, level)))} union all ${wordRows(hints, param, words.join(''), level)}`;
 }
 
 /**
@@ -83,7 +91,7 @@ function valueRows(hints: PlanHints, param: number, words: string[], level: Matc
 function typoRows(hints: PlanHints, param: number, word: string): Statement | undefined {
   if (word.length < TYPO_MIN_LENGTH) return undefined;
   const typos = hints.spellings?.get(`${param}/${word}`);
-  if (typos === undefined) return stmt`select p.rid from phonetic_idx p where p.param = ${param} and p.word in (select unnest(${typoSpellings(word)}::text[]))`;
+  if (typos === undefined) return unlookedTypoRows(param, word);
   return typos.length === 0 ? undefined : join(typos.map((value) => lookupRows(param, { column: 'word', value })), 'union all');
 }
 
@@ -97,14 +105,7 @@ function typoValueRows(hints: PlanHints, param: number, words: string[]): Statem
   const parts: Statement[] = [];
   words.forEach((word, i) => {
     const typos = typoRows(hints, param, word);
-    if (typos === undefined) return;
-    let all = stmt`(${typos}) w0`;
-    words.forEach((other, j) => {
-      if (j === i) return;
-      const w = ident(`w${j + 1}`);
-      all = stmt`${all} join (${wordRows(hints, param, other, 2)}) ${w} on ${w}.rid = w0.rid`;
-    });
-    parts.push(stmt`select w0.rid from ${all}`);
+    if (typos !== undefined) parts.push(intersection([typos, ...words.filter((_, j) => j !== i).map((other) => wordRows(hints, param, other, 2))]));
   });
   const joined = typoRows(hints, param, words.join(''));
   return joined === undefined ? parts : [...parts, joined];
