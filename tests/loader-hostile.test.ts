@@ -72,6 +72,22 @@ for (const mode of [[], ['--workers', '2'], ['--bulk'], ['--bulk', '--workers', 
   });
 }
 
+t.test('bad option values are refused with one line, before anything is read or written', async (t) => {
+  await empty();
+  const bad: [string, string, string][] = [
+    ['--workers', '17', '--workers must be an integer between 0 and 16, got "17"'],
+    ['--workers', 'two', '--workers must be an integer between 0 and 16, got "two"'],
+    ['--concurrency', '0', '--concurrency must be an integer between 1 and 16, got "0"'],
+    ['--batch-size', '1.5', '--batch-size must be an integer between 1 and 100000, got "1.5"'],
+  ];
+  for (const [option, value, message] of bad) {
+    const r = await loaderCli(db, [`${option}=${value}`, goodJson]);
+    t.equal(r.code, 1, `${option} ${value}: exit code 1`);
+    t.equal(r.stderr.trim(), message);
+  }
+  t.same(await stored(), [], 'nothing loaded');
+});
+
 t.test('--strict: a file with a deep or a non-UTF-8 line is rejected whole, the others are loaded', async (t) => {
   const good = await write('strict/good.ndjson', line(pra('g1', 'Bon')) + line(pra('g2', 'Bien')));
   const utf8Only = await write('strict/utf8.ndjson', Buffer.concat([Buffer.from(line(pra('u1', 'Un'))), Buffer.from(line(pra('u2', 'Tr\xe8s')), 'latin1')]));

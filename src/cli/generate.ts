@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { formatBytes, formatSummary, generate, MAX_SCALE } from '../generate/index.ts';
 import { generateOpenData } from '../generate/open-data-files.ts';
 import { DEFAULT_CHANGE_RATE, MAX_OPEN_DATA_SCALE } from '../generate/open-data.ts';
+import { UsageError } from './usage.ts';
 
 const USAGE = `Usage: npm run generate -- [--format ndjson|open-data] --scale <s> --out <dir> [options]
 
@@ -30,10 +31,6 @@ open-data:
 export type CliOptions =
   | { format: 'ndjson'; scale: number; out: string; seed: number; gzip: boolean }
   | { format: 'open-data'; scale: number; out: string; seed: number; zip: boolean; day: number; changeRate: number; form52: boolean };
-
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
 
 function number(name: string, raw: string, ok: (n: number) => boolean, expected: string): number {
   const n = Number(raw);

@@ -8,6 +8,7 @@ import { DEFAULT_CONCURRENCY } from '../load/loader.ts';
 import { importConnections, importOpenData, ImportRefused, OpenDataError, SnapshotRefused, type ImportProgress, type ImportSummary } from '../opendata/import.ts';
 import { MAX_GONE_SHARE, TYPE_NAMES, type DiffType } from '../opendata/snapshot.ts';
 import { runCommand } from './run.ts';
+import { integerOption, UsageError } from './usage.ts';
 
 const USAGE = `usage: npm run import -- [--force] [--batch-size N] [--concurrency N] [--workers N] <PS_LibreAcces.zip | folder | file>...
 
@@ -27,14 +28,6 @@ Exit code: 0 imported, 2 imported but some lines rejected (file:line: reason), 1
 the same command finishes it).`;
 
 const fmt = (n: number) => n.toLocaleString('en-US');
-
-function integer(name: string, raw: string, max: number, min = 1): number {
-  const v = Number(raw);
-  if (!Number.isInteger(v) || v < min || v > max) throw new UsageError(`--${name} must be an integer between ${min} and ${max}, got "${raw}"`);
-  return v;
-}
-
-class UsageError extends Error {}
 
 /** One line saying why the import stopped and what is stored. */
 function failureMessage(err: unknown): string {
@@ -112,9 +105,9 @@ async function main(): Promise<number> {
     return 0;
   }
   if (args.positionals.length === 0) throw new UsageError(USAGE);
-  const batchSize = integer('batch-size', args.values['batch-size'], 100_000);
-  const concurrency = integer('concurrency', args.values.concurrency, 16);
-  const workers = args.values.workers === undefined ? undefined : integer('workers', args.values.workers, 16, 0);
+  const batchSize = integerOption('batch-size', args.values['batch-size'], 100_000);
+  const concurrency = integerOption('concurrency', args.values.concurrency, 16);
+  const workers = args.values.workers === undefined ? undefined : integerOption('workers', args.values.workers, 16, 0);
   const config = loadConfig();
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: importConnections(concurrency) });
   const progress = new Progress();

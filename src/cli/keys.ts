@@ -5,6 +5,7 @@ import { createKey, KEY_NAME_RE, KeyError, listKeys, revokeKey, type KeyInfo } f
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase, type Sql } from '../db.ts';
 import { loadDotEnv } from '../env-file.ts';
+import { UsageError } from './usage.ts';
 
 export const USAGE = `usage: npm run keys -- <command>
 
@@ -22,8 +23,6 @@ export interface Io {
   out: (line: string) => void;
   err: (line: string) => void;
 }
-
-class UsageError extends Error {}
 
 interface Command {
   run: (sql: Sql, io: Io) => Promise<number>;

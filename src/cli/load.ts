@@ -11,6 +11,7 @@ import { registry } from '../registry/index.ts';
 import { MAX_DEPTH } from '../fhir/resource.ts';
 import { startRun, type WriterRun } from '../writer-runs.ts';
 import { runCommand } from './run.ts';
+import { integerOption } from './usage.ts';
 
 const USAGE = `usage: npm run load -- [--strict] [--bulk] [--batch-size N] <file-or-directory>...
 
@@ -53,19 +54,13 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const batchSize = Number(args.values['batch-size']);
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100000) {
-    console.error(`--batch-size must be an integer between 1 and 100000, got "${args.values['batch-size']}"`);
-    return 1;
-  }
-  const concurrency = Number(args.values.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) {
-    console.error(`--concurrency must be an integer between 1 and 16, got "${args.values.concurrency}"`);
-    return 1;
-  }
-  const workers = args.values.workers === undefined ? undefined : Number(args.values.workers);
-  if (workers !== undefined && (!Number.isInteger(workers) || workers < 0 || workers > 16)) {
-    console.error(`--workers must be an integer between 0 and 16, got "${args.values.workers}"`);
+  let batchSize: number, concurrency: number, workers: number | undefined;
+  try {
+    batchSize = integerOption('batch-size', args.values['batch-size'], 100_000);
+    concurrency = integerOption('concurrency', args.values.concurrency, 16);
+    workers = args.values.workers === undefined ? undefined : integerOption('workers', args.values.workers, 16, 0);
+  } catch (err) {
+    console.error((err as Error).message);
     return 1;
   }
   if (args.positionals.length === 0) {
