@@ -11,7 +11,7 @@ import { registry } from '../registry/index.ts';
 import { MAX_DEPTH } from '../fhir/resource.ts';
 import { startRun, type WriterRun } from '../writer-runs.ts';
 import { runCommand } from './run.ts';
-import { integerOption } from './usage.ts';
+import { integerOption, UsageError } from './usage.ts';
 
 const USAGE = `usage: npm run load -- [--strict] [--bulk] [--batch-size N] <file-or-directory>...
 
@@ -60,7 +60,8 @@ async function main(): Promise<number> {
     concurrency = integerOption('concurrency', args.values.concurrency, 16);
     workers = args.values.workers === undefined ? undefined : integerOption('workers', args.values.workers, 16, 0);
   } catch (err) {
-    console.error((err as Error).message);
+    if (!(err instanceof UsageError)) throw err;
+    console.error(err.message);
     return 1;
   }
   if (args.positionals.length === 0) {
