@@ -13,7 +13,7 @@ import { startRun, type WriterRun } from '../writer-runs.ts';
 import { runCommand } from './run.ts';
 import { integerOption, UsageError } from './usage.ts';
 
-const USAGE = `usage: npm run load -- [--strict] [--bulk] [--batch-size N] <file-or-directory>...
+const USAGE = `usage: npm run load -- [--strict] [--bulk] [--batch-size N] [--concurrency N] [--workers N] <file-or-directory>...
 
 Loads .json (a resource or a Bundle), .ndjson (one resource per line), optionally gzip-compressed
 (.gz), into DATABASE_URL or the embedded database in DATA_DIR. Directories are read recursively;
