@@ -172,3 +172,14 @@ t.test('phonetic combines with other parameters, _sort, POST, and v1 Organizatio
   const empty = await app.inject({ method: 'GET', url: '/fhir/v2/Practitioner?phonetic=--', headers });
   t.equal(empty.statusCode, 400, 'a value without a letter');
 });
+
+t.test('a sound held twice by one name is one match: every page full, every match through the next links', async (t) => {
+  // "de" and "des" sound alike: two of each name's rows hold the sound of "d". Loaded last, not to
+  // change the plans of the tests above.
+  const maisons = Array.from({ length: 70 }, (_, i) => organization(`maison-${String(i).padStart(2, '0')}`, `Maison de santé des Lilas ${i}`));
+  await writeFile(path.join(dir, 'maisons.ndjson'), maisons.map((r) => JSON.stringify(r)).join('\n'));
+  await load(db, [path.join(dir, 'maisons.ndjson')]);
+  const { ids, pages } = await all('/fhir/v2/Organization?phonetic=d');
+  t.same(ids, maisons.map((o) => o.id), 'the 70 names with "de" and "des", each once');
+  t.equal(pages, 2, 'a full page of the default size, then the rest');
+});

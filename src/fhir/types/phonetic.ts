@@ -42,10 +42,14 @@ function lookups(hints: PlanHints, param: number, word: string, level: MatchLeve
   return typos && [sound, ...typos.map((value): Lookup => ({ column: 'word', value }))];
 }
 
-/** The rows of one lookup, the table aliased `alias` (its where clause last: conditions may follow). */
-const lookupRows = (param: number, l: Lookup, alias = 'p') => {
+/**
+ * The rows of one lookup, the table aliased `alias` (its where clause last: conditions may follow).
+ * A spelling is indexed once per resource, a sound may be several times ("de" and "des"): `distinct`
+ * keeps a limit on the lookup a limit on resources.
+ */
+const lookupRows = (param: number, l: Lookup, alias = 'p', distinct = false) => {
   const a = ident(alias);
-  return stmt`select ${a}.rid from phonetic_idx ${a} where ${a}.param = ${param} and ${a}.${ident(l.column)} = ${l.value}`;
+  return stmt`select ${distinct ? stmt`distinct ` : stmt``}${a}.rid from phonetic_idx ${a} where ${a}.param = ${param} and ${a}.${ident(l.column)} = ${l.value}`;
 };
 
 /**
@@ -164,7 +168,7 @@ export const phonetic: SearchType<PhoneticCondition, PhoneticRow> = {
     if (read === undefined) return undefined;
     if (read.length === 0) return stmt`select null::bigint as rid where false`;
     const skip = above === undefined ? stmt`true` : stmt`not ${matchesUpTo(c, above as 0 | 1, 'r')}`;
-    return join(read.map((l) => stmt`(${lookupRows(param, l, 'r')} and ${skip} and ${filter} order by r.rid limit ${limit})`), 'union all');
+    return join(read.map((l) => stmt`(${lookupRows(param, l, 'r', l.column === 'sound')} and ${skip} and ${filter} order by r.rid limit ${limit})`), 'union all');
   },
 
   rowsOf: {
