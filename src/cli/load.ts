@@ -54,16 +54,9 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  let batchSize: number, concurrency: number, workers: number | undefined;
-  try {
-    batchSize = integerOption('batch-size', args.values['batch-size'], 100_000);
-    concurrency = integerOption('concurrency', args.values.concurrency, 16);
-    workers = args.values.workers === undefined ? undefined : integerOption('workers', args.values.workers, 16, 0);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    console.error(err.message);
-    return 1;
-  }
+  const batchSize = integerOption('batch-size', args.values['batch-size'], 100_000);
+  const concurrency = integerOption('concurrency', args.values.concurrency, 16);
+  const workers = args.values.workers === undefined ? undefined : integerOption('workers', args.values.workers, 16, 0);
   if (args.positionals.length === 0) {
     console.error(USAGE);
     return 1;
@@ -145,6 +138,6 @@ async function main(): Promise<number> {
 
 runCommand(
   main,
-  (err) => (err instanceof ConfigError ? `configuration: ${err.message}` : `load failed: ${(err as Error).message}`),
+  (err) => (err instanceof UsageError ? err.message : err instanceof ConfigError ? `configuration: ${err.message}` : `load failed: ${(err as Error).message}`),
   'load failed: it stopped waiting for an answer that never came. What was written is kept: run the same load again to finish it.',
 );
