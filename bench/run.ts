@@ -15,7 +15,7 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.ts';
 import { COPY_TABLES } from '../src/store/copy-encode.ts';
-import { heavyWidth } from '../src/app.ts';
+import { searchPoolOptions } from '../src/app.ts';
 import { SERVER_NODE_FLAGS } from '../src/node-flags.ts';
 import { connectPools, connectUrl, migrate, splitPool, type Sql } from '../src/db.ts';
 import { startEmbedded, type EmbeddedHandle } from '../src/embedded.ts';
@@ -453,9 +453,7 @@ async function main(): Promise<number> {
     // The floor runs on as many connections as the server has in all (its WORKERS processes with
     // DB_POOL_SIZE each), split between the pools as the server splits them (src/db.ts), the counts'
     // pool timing out at TOTAL_BUDGET_MS as the server's does.
-    const floorPools = connectPools(mainUrl, {
-      ...splitPool(config.dbPoolSize * serverWorkers), heavyMax: heavyWidth(config) * serverWorkers, countTimeoutMs: config.totalBudgetMs || undefined,
-    });
+    const floorPools = connectPools(mainUrl, searchPoolOptions(config, serverWorkers));
     pools.push(floorPools.sql, floorPools.generic, floorPools.heavy, floorPools.count);
     const floorSearch = floorRunner(floorPools, config);
     const base = `http://127.0.0.1:${opts.port}`;

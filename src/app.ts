@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { KeyStore } from './auth/keys.ts';
 import type { Config } from './config.ts';
-import { probePools, SILENCE_MARGIN_MS, type PoolState, type Pools, type Sql } from './db.ts';
+import { probePools, SILENCE_MARGIN_MS, splitPool, type PoolOptions, type PoolState, type Pools, type Sql } from './db.ts';
 import { classifyDbError, RETRY_AFTER_SECONDS } from './db-errors.ts';
 import { Exporter } from './export/exporter.ts';
 import { formPairs } from './fhir/form-encoding.ts';
@@ -57,6 +57,20 @@ const DEMO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
  */
 export function heavyWidth(config: Pick<Config, 'heavySearches' | 'workers'>): number {
   return Math.max(1, Math.round((config.heavySearches || availableParallelism()) / (config.workers || availableParallelism())));
+}
+
+/**
+ * The search pools of `processes` server processes (src/db.ts connectPools), from the settings:
+ * DB_POOL_SIZE split between the planned and the generic pool, the heavy and count pools as wide as
+ * the heavy lane, counts stopped at TOTAL_BUDGET_MS, statements with SEARCH_PARALLEL_WORKERS.
+ */
+export function searchPoolOptions(config: Config, processes = 1): PoolOptions {
+  return {
+    ...splitPool(config.dbPoolSize * processes),
+    heavyMax: heavyWidth(config) * processes,
+    countTimeoutMs: config.totalBudgetMs || undefined,
+    parallelWorkers: config.searchParallelWorkers,
+  };
 }
 
 /** `replicas`: hot standbys (DATABASE_READ_URL) that searches, reads and key checks run on. */

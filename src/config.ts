@@ -71,6 +71,8 @@ export const ENV_VARS = {
     'PostgreSQL connections per process for light searches (at least 2: half, rounded down, for lookups whose plan is made once, the rest for the others); concurrent searches pipeline on them. Heavy searches have connections of their own (HEAVY_SEARCHES)'),
   HEAVY_SEARCHES: setting('heavySearches', Type.Integer({ minimum: 0, maximum: 1000 }), '0',
     'searches run at once per instance in each of two lanes, heavy ones (pages of more than 100, :contains, exact counts: with PostgreSQL connections of their own) and the other non-lookups; the rest wait in order, lookups never do; shared out among the WORKERS; 0 ⇒ the number of CPU cores'),
+  SEARCH_PARALLEL_WORKERS: setting('searchParallelWorkers', Type.Integer({ minimum: 0, maximum: 64 }), '0',
+    'parallel workers PostgreSQL may start for one search statement (max_parallel_workers_per_gather on the search connections); 0 ⇒ none: each search runs in its own backend and concurrent searches share the cores'),
   WORKERS: setting('workers', Type.Integer({ minimum: 0, maximum: 256 }), '1',
     'server processes on the port (node:cluster), each with its own connections; 0 ⇒ the number of CPU cores'),
   LOAD_DEMO_DATA: setting('loadDemoData', Type.Boolean(), 'true',

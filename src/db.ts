@@ -57,6 +57,8 @@ export interface ConnectOptions {
   countMax?: number;
   countTimeoutMs?: number;
   statementTimeoutMs?: number;
+  /** parallel workers of one statement (ConnectUrlOptions), on every pool. */
+  parallelWorkers?: number;
   log?: (msg: string) => void;
 }
 
@@ -74,6 +76,8 @@ export interface ConnectUrlOptions {
    * the values (Database.generic).
    */
   plans?: 'custom' | 'generic';
+  /** max_parallel_workers_per_gather of the connections; unset: the server's own setting. */
+  parallelWorkers?: number;
 }
 
 /**
@@ -145,6 +149,8 @@ export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
     connection: {
       plan_cache_mode: opts.plans === 'generic' ? 'force_generic_plan' : 'force_custom_plan',
       ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
+      // A string: postgres.js leaves out a setting whose value is falsy, 0 included.
+      ...(opts.parallelWorkers !== undefined ? { max_parallel_workers_per_gather: String(opts.parallelWorkers) } : {}),
     },
     // postgres.js 3.4.9 calls it for every connection that closes (an option its types do not list)
     ...({ onclose: () => { for (const observe of closeObservers) observe(pool); } } as {}),
@@ -274,7 +280,7 @@ export async function openDatabase(opts: ConnectOptions): Promise<Database> {
   }
   const pools = connectPools(url, {
     max: opts.max, genericMax: opts.genericMax, heavyMax: opts.heavyMax, countMax: opts.countMax, countTimeoutMs: opts.countTimeoutMs,
-    statementTimeoutMs: opts.statementTimeoutMs,
+    statementTimeoutMs: opts.statementTimeoutMs, parallelWorkers: opts.parallelWorkers,
   });
   try {
     await migrate(pools.sql);

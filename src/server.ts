@@ -5,11 +5,11 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import { buildApp, heavyWidth, makeDeps } from './app.ts';
+import { buildApp, makeDeps, searchPoolOptions } from './app.ts';
 import { DEV_KEY_FILE, ensureCursorSecret, ensureDevKey } from './auth/dev-key.ts';
 import { LOG_REDACT } from './auth/redact.ts';
 import { ConfigError, loadConfig, scaleOutProblem } from './config.ts';
-import { connectUrl, endPools, openDatabase, splitPool } from './db.ts';
+import { connectUrl, endPools, openDatabase } from './db.ts';
 import { loadDotEnv } from './env-file.ts';
 import { finishInterruptedBulk } from './load/bulk.ts';
 import { LOADER_CONNECTIONS, loadFiles } from './load/loader.ts';
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const workers = config.workers || availableParallelism();
   const primary = workers > 1 && cluster.isPrimary;
   log.info(config.databaseUrl ? 'connecting to DATABASE_URL' : `starting the embedded PostgreSQL in ${path.resolve(config.dataDir)}`);
-  const searchPools = { ...splitPool(config.dbPoolSize), heavyMax: heavyWidth(config), countTimeoutMs: config.totalBudgetMs || undefined };
+  const searchPools = searchPoolOptions(config);
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,

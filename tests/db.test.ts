@@ -3,7 +3,9 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import { connectUrl, listMigrations, migrate, MigrationError, SQL_DIR, unixSocket } from '../src/db.ts';
+import { searchPoolOptions } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { connectUrl, listMigrations, migrate, MigrationError, openDatabase, SQL_DIR, unixSocket, type Pools } from '../src/db.ts';
 import { startEmbedded } from '../src/embedded.ts';
 import { testDatabase, type Teardown } from './helpers/db.ts';
 
@@ -83,6 +85,22 @@ t.test('small COPYs do not wait for delayed ACKs (TCP_NODELAY on the pools\' soc
   const took = performance.now() - started;
   t.ok(took < 400, `20 COPYs of one row in ${took.toFixed(0)} ms`);
   t.equal((await db.sql`select count(*)::int as n from copy_nodelay`)[0].n, 20);
+});
+
+t.test('search statements start no parallel workers unless SEARCH_PARALLEL_WORKERS says so; other pools keep the server\'s setting', async (t) => {
+  const db = await testDatabase(t);
+  const workers = async (pools: Pools) =>
+    Promise.all([pools.sql, pools.generic, pools.heavy, pools.count].map(async (p) => (await p`show max_parallel_workers_per_gather`)[0].max_parallel_workers_per_gather));
+  for (const [env, want] of [[{}, '0'], [{ SEARCH_PARALLEL_WORKERS: '3' }, '3']] as const) {
+    // As the server opens them (src/server.ts).
+    const pools = await openDatabase({ databaseUrl: db.url, ...searchPoolOptions(loadConfig(env)) });
+    t.teardown(() => pools.close());
+    t.same(await workers(pools), [want, want, want, want], `${JSON.stringify(env)}: ${want} on each search pool`);
+  }
+  const [{ setting }] = await db.sql`select setting from pg_settings where name = 'max_parallel_workers_per_gather' and source <> 'client'`;
+  const loader = connectUrl(db.url, { max: 1 });
+  t.teardown(() => loader.end({ timeout: 1 }));
+  t.equal((await loader`show max_parallel_workers_per_gather`)[0].max_parallel_workers_per_gather, setting, `a loader's connection: the server's own (${setting})`);
 });
 
 t.test('DATABASE_URL may name a Unix-domain socket, in either of libpq\'s forms', async (t) => {
