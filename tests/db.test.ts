@@ -5,7 +5,7 @@ import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { searchPoolOptions } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { connectUrl, listMigrations, migrate, MigrationError, openDatabase, SQL_DIR, unixSocket, type Pools } from '../src/db.ts';
+import { connectPools, connectUrl, endPools, listMigrations, migrate, MigrationError, openConnections, openDatabase, SQL_DIR, unixSocket, type Pools } from '../src/db.ts';
 import { startEmbedded } from '../src/embedded.ts';
 import { testDatabase, type Teardown } from './helpers/db.ts';
 
@@ -101,6 +101,23 @@ t.test('search statements start no parallel workers unless SEARCH_PARALLEL_WORKE
   const loader = connectUrl(db.url, { max: 1 });
   t.teardown(() => loader.end({ timeout: 1 }));
   t.equal((await loader`show max_parallel_workers_per_gather`)[0].max_parallel_workers_per_gather, setting, `a loader's connection: the server's own (${setting})`);
+});
+
+t.test('a cold database does not stop the start: a count connection whose first statement outlasts the budget is opened again by the next count', async (t) => {
+  const db = await testDatabase(t);
+  // pg_type locked: the fetch of array types that opens each connection waits, and the count
+  // pool's times out at its budget, as it does on a database just restarted with a cold cache.
+  const locker = await db.sql.reserve();
+  t.teardown(() => locker.release());
+  await locker`begin`;
+  await locker`lock table pg_catalog.pg_type in access exclusive mode`;
+  const pools = connectPools(db.url, { countTimeoutMs: 50, statementTimeoutMs: 0 });
+  t.teardown(() => endPools(pools, 1));
+  const opened = openConnections(pools).then(() => 'opened', (err: Error) => `failed: ${err.message}`);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await locker`rollback`;
+  t.equal(await opened, 'opened');
+  t.same(await pools.count`select 1 as one`, [{ one: 1 }], 'the next count runs');
 });
 
 t.test('DATABASE_URL may name a Unix-domain socket, in either of libpq\'s forms', async (t) => {
