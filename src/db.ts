@@ -334,6 +334,9 @@ export async function migrate(sql: Sql, dir = SQL_DIR): Promise<{ applied: numbe
   const latest = migrations.at(-1)?.version ?? 0;
   const applied: number[] = [];
   await sql.begin(async (tx) => {
+    // A migration, or a rebuild of what the write path keeps, reads whole tables once per upgrade:
+    // the pool's statement timeout (the server's, for searches) would stop it at every start.
+    await tx`set local statement_timeout = 0`;
     await tx`select pg_advisory_xact_lock(724011)`;
     await tx`create table if not exists schema_migrations (
       version integer primary key, name text not null, applied_at timestamptz not null default now())`;

@@ -49,6 +49,15 @@ t.test('a migration numbered below the latest applied one is applied, not skippe
   t.equal((await db.sql`select count(*)::int as n from pg_tables where tablename in ('t900', 't901')`)[0].n, 2);
 });
 
+t.test('a migration longer than the pool\'s statement timeout is applied (the server migrates on its search pool)', async (t) => {
+  const { db, dir } = await migrationsCopy(t);
+  await writeFile(path.join(dir, '900_slow.sql'), 'select pg_sleep(0.3); create table t900 (x int);');
+  const pool = connectUrl(db.url, { max: 1, statementTimeoutMs: 100 });
+  t.teardown(() => pool.end({ timeout: 1 }));
+  t.same((await migrate(pool, dir)).applied, [900]);
+  await t.rejects(pool`select pg_sleep(0.3)`, /statement timeout/, 'the pool\'s own statements keep its timeout');
+});
+
 t.test('a failing migration leaves nothing behind (one transaction)', async (t) => {
   const { db, dir } = await migrationsCopy(t);
   await writeFile(path.join(dir, '900_good.sql'), 'create table t900 (x int);');
