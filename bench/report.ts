@@ -5,6 +5,10 @@ import path from 'node:path';
 import type { MixedStats, RunStats } from './drive.ts';
 import { renderMirror, type MirrorFigures } from './mirror.ts';
 
+/** SEARCH_PARALLEL_WORKERS as a run recorded it, between `before` and `after` (nothing for a run before it existed). */
+const parallel = (server: { searchParallelWorkers?: number }, before: string, after: string) =>
+  server.searchParallelWorkers === undefined ? '' : `${before}SEARCH_PARALLEL_WORKERS=${server.searchParallelWorkers}${after}`;
+
 export interface ClassRun {
   concurrency: number;
   http: RunStats;
@@ -99,8 +103,8 @@ export interface BenchResult {
     loadGenerator: string;
     /** the generator of the runs at concurrency 1. */
     loadGeneratorC1?: string;
-    /** the server's WORKERS (processes), DB_POOL_SIZE (connections per process), HEAVY_SEARCHES and METRICS_ENABLED (absent before it existed). */
-    server: { workers: number; dbPoolSize: number; heavySearches: number; metricsEnabled?: boolean };
+    /** the server's WORKERS (processes), DB_POOL_SIZE (connections per process), HEAVY_SEARCHES, METRICS_ENABLED and SEARCH_PARALLEL_WORKERS (each absent before it existed). */
+    server: { workers: number; dbPoolSize: number; heavySearches: number; metricsEnabled?: boolean; searchParallelWorkers?: number };
     /** connections of the floor's two pools (as many in all as the server's processes have). */
     floorPools: { custom: number; generic: number };
   };
@@ -342,7 +346,7 @@ export function renderMarkdown(r: BenchResult): string {
   const generator = !h ? describe('autocannon')
     : h.loadGeneratorC1 && h.loadGeneratorC1 !== h.loadGenerator ? `at concurrency 1 ${describe(h.loadGeneratorC1)}; at 16 ${describe(h.loadGenerator)}`
     : describe(h.loadGenerator);
-  const served = h ? `${h.server.workers} process${h.server.workers > 1 ? 'es' : ''} (WORKERS=${h.server.workers}), DB_POOL_SIZE=${h.server.dbPoolSize} each, HEAVY_SEARCHES=${h.server.heavySearches}, ` +
+  const served = h ? `${h.server.workers} process${h.server.workers > 1 ? 'es' : ''} (WORKERS=${h.server.workers}), DB_POOL_SIZE=${h.server.dbPoolSize} each, HEAVY_SEARCHES=${h.server.heavySearches}, ${parallel(h.server, '', ', ')}` +
     `${h.server.metricsEnabled === false ? 'METRICS_ENABLED=false, ' : ''}` : '';
   L.push(`HTTP: ${generator}, on 127.0.0.1 against the server (child process, ${served}RATE_LIMIT=0, MAX_CONCURRENT_PER_KEY=0, LOG_LEVEL=warn), a path drawn at random for each request. ` +
     `Floor: the server's own runSearch through postgres.js in the bench process, no HTTP (token systems and :contains estimates, page with limit _count+1, the count when the server would run it, the include query)${h ? `, on as many connections as the server has in all (${h.floorPools.custom} + ${h.floorPools.generic})` : ''}. ` +
@@ -442,7 +446,7 @@ export function renderPerformance(r: BenchResult, reportLink: string, opts: { no
   const h = r.http;
   const load = r.bulk ? 'loads it with the loader in bulk and incrementally against a bare `COPY` floor' : 'reuses the database loaded by an earlier run (`--skip-load`: no load measured)';
   L.push(`A run generates (or reuses) the synthetic dataset (seed ${r.dataset.seed}), ${load}, ` +
-    `then drives the server (the build \`npm start\` runs, on 127.0.0.1${h ? `, ${h.server.workers} process${h.server.workers > 1 ? 'es' : ''}, DB_POOL_SIZE=${h.server.dbPoolSize}, HEAVY_SEARCHES=${h.server.heavySearches}` : ''}) ` +
+    `then drives the server (the build \`npm start\` runs, on 127.0.0.1${h ? `, ${h.server.workers} process${h.server.workers > 1 ? 'es' : ''}, DB_POOL_SIZE=${h.server.dbPoolSize}, HEAVY_SEARCHES=${h.server.heavySearches}${parallel(h.server, ', ', '')}` : ''}) ` +
     `class by class for ${String(r.options.duration ?? '?')} s at concurrency 1 and 16, each request a path drawn at random from values sampled in the data; ` +
     'the floor of a class runs the server\'s own search code on the same paths through postgres.js, without HTTP. ' +
     `${r.mixed ? `Then the classes are mixed at ${r.mixed.concurrency} clients. ` : ''}Load generators, classes, targets and every step: [bench/README.md](../bench/README.md).`, '');

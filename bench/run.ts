@@ -667,7 +667,7 @@ async function main(): Promise<number> {
       http: {
         loadGenerator: loadGeneratorName(16),
         loadGeneratorC1: loadGeneratorName(1),
-        server: { workers: serverWorkers, dbPoolSize: config.dbPoolSize, heavySearches: config.heavySearches || os.availableParallelism(), metricsEnabled: config.metricsEnabled },
+        server: { workers: serverWorkers, dbPoolSize: config.dbPoolSize, heavySearches: config.heavySearches || os.availableParallelism(), metricsEnabled: config.metricsEnabled, searchParallelWorkers: config.searchParallelWorkers },
         floorPools: (({ max, genericMax }) => ({ custom: max, generic: genericMax }))(splitPool(config.dbPoolSize * serverWorkers)),
       },
       ceiling: result.ceiling!,
