@@ -59,7 +59,10 @@ export interface ConnectOptions {
   statementTimeoutMs?: number;
   /** parallel workers of one statement (ConnectUrlOptions), on every pool. */
   parallelWorkers?: number;
+  /** the embedded PostgreSQL's own log lines. */
   log?: (msg: string) => void;
+  /** what the operator should know: a search pool that could not open its first connection. */
+  warn?: (msg: string) => void;
 }
 
 /** How much longer than its statement timeout a connection may hear nothing before it is closed. */
@@ -284,7 +287,7 @@ export async function openDatabase(opts: ConnectOptions): Promise<Database> {
   });
   try {
     await migrate(pools.sql);
-    await openConnections(pools);
+    await openConnections(pools, opts.warn);
   } catch (err) {
     await endPools(pools, 1);
     await handle?.stop();
@@ -305,10 +308,15 @@ export async function openDatabase(opts: ConnectOptions): Promise<Database> {
  * One connection of each search pool opened, so that a first search does not pay for it within its
  * budget. Best effort, once the database answered: on a cold one, the count pool's first statement
  * (postgres.js's fetch of array types) can outlast TOTAL_BUDGET_MS, and the pool then opens another
- * connection when a count next needs it.
+ * connection when a count next needs it. A pool that failed is named in a warning.
  */
-export async function openConnections(pools: Pick<Pools, 'generic' | 'heavy' | 'count'>): Promise<void> {
-  await Promise.all([pools.generic, pools.heavy, pools.count].map((p) => p`select 1`.then(() => {}, () => {})));
+export async function openConnections(pools: Pick<Pools, 'generic' | 'heavy' | 'count'>, warn?: (msg: string) => void): Promise<void> {
+  const opened = (name: string, p: Sql) =>
+    p`select 1`.then(
+      () => {},
+      (err: Error) => warn?.(`the ${name} search pool did not open its first connection at start (${err.message}): it opens one when a search needs it`),
+    );
+  await Promise.all([opened('generic', pools.generic), opened('heavy', pools.heavy), opened('count', pools.count)]);
 }
 
 export class MigrationError extends Error {}

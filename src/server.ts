@@ -56,6 +56,7 @@ async function main(): Promise<void> {
     ...(primary ? { max: LOADER_CONNECTIONS, genericMax: 1 } : searchPools),
     statementTimeoutMs: config.statementTimeoutMs,
     log: (m) => log.debug({ postgres: m.trim() }),
+    warn: (m) => log.warn(m),
   });
   // What an interrupted bulk load left, and the demo data: on a pool of the loader's size, whatever
   // DB_POOL_SIZE is (a load holds several connections at once and would wait for itself on fewer).

@@ -122,10 +122,12 @@ t.test('a cold database does not stop the start: a count connection whose first 
   await locker`lock table pg_catalog.pg_type in access exclusive mode`;
   const pools = connectPools(db.url, { countTimeoutMs: 50, statementTimeoutMs: 0 });
   t.teardown(() => endPools(pools, 1));
-  const opened = openConnections(pools).then(() => 'opened', (err: Error) => `failed: ${err.message}`);
+  const warnings: string[] = [];
+  const opened = openConnections(pools, (m) => warnings.push(m)).then(() => 'opened', (err: Error) => `failed: ${err.message}`);
   await new Promise((resolve) => setTimeout(resolve, 300));
   await locker`rollback`;
   t.equal(await opened, 'opened');
+  t.match(warnings, [/^the count search pool did not open its first connection at start \(.*statement timeout.*\): it opens one when a search needs it$/], 'the operator is told which pool and why');
   t.same(await pools.count`select 1 as one`, [{ one: 1 }], 'the next count runs');
 });
 
