@@ -33,7 +33,7 @@ t.test('sessions ended under a running export: the job is queued again and ends 
   let reading = false;
   for (let i = 0; i < 2000 && !reading; i++) {
     [{ reading }] = await admin<{ reading: boolean }[]>`
-      select exists (select 1 from pg_stat_activity where query like 'select content from resource where type = %') as reading`;
+      select exists (select 1 from pg_stat_activity where datname = current_database() and query like 'select content from resource where type = %') as reading`;
     if (!reading) await new Promise((resolve) => setTimeout(resolve, 5));
   }
   t.ok(reading, 'the export was reading the resources');

@@ -50,11 +50,11 @@ t.test('clean runs, the reference', async (t) => {
   t.not(afterDay1.resources, afterDay0.resources, 'day 1 changes some');
 });
 
-const onResource = (table: string) => `exists (select 1 from pg_stat_progress_copy p join pg_class c on c.oid = p.relid where c.relname = '${table}')`;
+const onResource = (table: string) => `exists (select 1 from pg_stat_progress_copy p join pg_class c on c.oid = p.relid where p.datname = current_database() and c.relname = '${table}')`;
 const scenarios = [
   { name: 'first import, while its lines are staged', first: true, when: onResource('import_line') },
   { name: 'first import, while the bulk load streams its resources', first: true, when: onResource('resource') },
-  { name: 'first import, while the bulk load builds its indexes', first: true, when: 'exists (select 1 from pg_stat_progress_create_index)' },
+  { name: 'first import, while the bulk load builds its indexes', first: true, when: 'exists (select 1 from pg_stat_progress_create_index where datname = current_database())' },
   { name: 'daily import, once some batches are committed', first: false, when: 'exists (select 1 from resource where version_id > 1)', args: ['--batch-size', '20'] },
   { name: 'daily import killed (SIGKILL) once some batches are committed', first: false, kill: true, when: 'exists (select 1 from resource where version_id > 1)', args: ['--batch-size', '20'] },
 ];

@@ -36,14 +36,14 @@ const scenarios = [
   {
     name: 'bulk, while its rows stream in',
     args: ['--bulk'],
-    when: 'exists (select 1 from pg_stat_progress_copy where tuples_processed > 0)',
+    when: 'exists (select 1 from pg_stat_progress_copy where datname = current_database() and tuples_processed > 0)',
     says: /Nothing of the bulk load is kept: run the same command again\.$/,
     then: ['--bulk'],
   },
   {
     name: 'bulk, while its indexes are built',
     args: ['--bulk'],
-    when: 'exists (select 1 from pg_stat_progress_create_index)',
+    when: 'exists (select 1 from pg_stat_progress_create_index where datname = current_database())',
     says: /Every row of the bulk load was stored before it failed: run the same files again without --bulk to finish it\.$/,
     then: [],
   },

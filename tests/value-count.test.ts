@@ -103,7 +103,8 @@ t.test('two compactions at once leave one row per value', async (t) => {
     second = db.sql`select compact_value_counts()`.execute();
     for (let i = 0; i < 100; i++) {
       const [{ waiting }] = await db.sql<{ waiting: number }[]>`
-        select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and query like '%compact_value_counts%'`;
+        select count(*)::int as waiting from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and query like '%compact_value_counts%'`;
       if (waiting > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

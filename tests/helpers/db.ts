@@ -97,7 +97,8 @@ const OUTAGE_MS = 2000;
  * database but the admin's is ended (a failover, an administrator), and again every 10 ms for
  * OUTAGE_MS or until `run` ends, so that a session idle the first time is not missed; then the
  * database is back. Or, with `kill`, that is called once instead (the process killed). `hit` says
- * whether `when` held before `run` ended.
+ * whether `when` held before `run` ended. The progress and activity views show every database of
+ * the server (other test files' too, with DATABASE_URL): `when` names `datname = current_database()`.
  */
 export async function interruptWhen<T>(admin: Sql, when: string, run: Promise<T>, kill?: () => void): Promise<{ hit: boolean; result: T }> {
   let done = false;
