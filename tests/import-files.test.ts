@@ -143,11 +143,14 @@ t.test('the same files as a ZIP are the same snapshot: nothing written', async (
 t.test('two imports at once: the second is refused', async (t) => {
   let first: ReturnType<typeof importCli> | undefined;
   let second: Awaited<ReturnType<typeof importCli>> | undefined;
-  // The first import waits on the state table the test holds, with the import lock taken.
+  // The first import waits on the state table the test holds, with the import lock taken. pg_locks
+  // shows every database of the server: only this database's advisory lock is the import's.
   await db.sql.begin(async (tx) => {
     await tx`lock table import_person in access exclusive mode`;
     first = importCli(db, [dir]);
-    while (!(await admin`select exists (select 1 from pg_locks where locktype = 'advisory' and granted) as held`)[0].held) {
+    while (!(await admin`
+      select exists (select 1 from pg_locks l join pg_database d on d.oid = l.database
+        where l.locktype = 'advisory' and l.granted and d.datname = current_database()) as held`)[0].held) {
       await new Promise((r) => setTimeout(r, 20));
     }
     second = await importCli(db, [dir]);
