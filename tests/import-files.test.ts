@@ -10,6 +10,7 @@ import path from 'node:path';
 import iconv from 'iconv-lite';
 import t from 'tap';
 import { connectUrl } from '../src/db.ts';
+import { IMPORT_LOCK } from '../src/opendata/import.ts';
 import { roleId } from '../src/opendata/map.ts';
 import type { ActivityRecord } from '../src/opendata/read.ts';
 import { testApp } from './helpers/app.ts';
@@ -144,13 +145,15 @@ t.test('two imports at once: the second is refused', async (t) => {
   let first: ReturnType<typeof importCli> | undefined;
   let second: Awaited<ReturnType<typeof importCli>> | undefined;
   // The first import waits on the state table the test holds, with the import lock taken. pg_locks
-  // shows every database of the server: only this database's advisory lock is the import's.
+  // shows every database of the server and every advisory lock (migrations, bulk loads): only this
+  // database's import lock is the one.
   await db.sql.begin(async (tx) => {
     await tx`lock table import_person in access exclusive mode`;
     first = importCli(db, [dir]);
     while (!(await admin`
       select exists (select 1 from pg_locks l join pg_database d on d.oid = l.database
-        where l.locktype = 'advisory' and l.granted and d.datname = current_database()) as held`)[0].held) {
+        where l.locktype = 'advisory' and l.granted and l.objsubid = 1 and l.objid::bigint = ${IMPORT_LOCK}
+          and d.datname = current_database()) as held`)[0].held) {
       await new Promise((r) => setTimeout(r, 20));
     }
     second = await importCli(db, [dir]);

@@ -30,7 +30,7 @@ import { createStaging, dropStaging, stageLines, type StageSummary } from './sta
  */
 
 /** Advisory lock of the import (migrations take 724011, bulk loads 724012, compactions of value_count 724014). */
-const IMPORT_LOCK = 724013;
+export const IMPORT_LOCK = 724013;
 
 /** Connections an import needs: the loader's (batch transactions, interning, a bulk load), and its locked session. */
 export const importConnections = (concurrency: number): number => loaderConnections(concurrency) + 1;
