@@ -166,8 +166,9 @@ export function countedQuery(hints: PlanHints, req: SearchRequest): Statement | 
   return sum(param, stmt`v.key >= ${from} and v.key < ${to}`);
 }
 
+/** Every match counted: each :contains needle read whole (the key-order walk only pays for a page). */
 export function countQuery(hints: PlanHints, req: SearchRequest): Statement {
-  return stmt`select count(*) as count from (${matchKeys(hints, req, undefined)}) m`;
+  return stmt`select count(*) as count from (${matchKeys({ ...hints, commonNeedles: undefined }, req, undefined)}) m`;
 }
 
 /**

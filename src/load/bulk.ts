@@ -7,15 +7,16 @@ import { BINARY_HEADER, BINARY_TRAILER } from '../store/pg-binary.ts';
 /**
  * The bulk path of an initial load into an empty database (src/load/bulk-load.ts drives it):
  *
- * 1. `startBulk`: under an advisory lock, the indexes of the four index tables are dropped (their
- *    definitions kept in load_state; `resource` keeps its keys, see INDEX_TABLES) and bulk_state
- *    marks the load as running.
+ * 1. `startBulk`: under an advisory lock, the indexes of the index tables and of string_value are
+ *    dropped (their definitions kept in load_state; `resource` keeps its keys, see INDEX_TABLES)
+ *    and bulk_state marks the load as running.
  * 2. `BulkCopies`: each table gets a transaction of its own that TRUNCATEs it and then COPYs its
  *    rows `FREEZE`: rows are written frozen and all-visible (no VACUUM afterwards, index-only scans
  *    at once) and, with wal_level=minimal (the embedded server), never go through the WAL. The five
  *    transactions commit together once every row is in; then bulk_state goes.
- * 3. `rebuildIndexes`: indexes and constraints are built from sorted input, two at a time (the
- *    machines have two cores), largest first, each table analysed.
+ * 3. `rebuildIndexes`: string_value is filled from string_idx, indexes and constraints are built
+ *    from sorted input, two at a time (the machines have two cores), largest first, each table
+ *    analysed.
  *
  * Interrupted before its rows were committed, the load leaves nothing: at the next start (or the
  * next bulk load) bulk_state is found, the five tables are emptied again and the indexes rebuilt.
@@ -57,7 +58,27 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
  * afterwards would read the whole table back three times (COPY writes through a small ring of
  * buffers, and the page cache does not keep what it wrote).
  */
-const INDEX_TABLES = COPY_TABLES.filter((t) => t !== 'resource');
+const INDEX_TABLES = [...COPY_TABLES.filter((t) => t !== 'resource'), 'string_value'];
+
+/**
+ * string_value (sql/016), the distinct values of string_idx that its trigger keeps on every other
+ * write: a bulk load's triggers are off, so its indexes are dropped with the others, and their
+ * build begins by filling it again from string_idx (also after an interruption: the indexes are
+ * missing until then).
+ */
+const VALUES_TABLE = 'string_value';
+async function refillValues(conn: postgres.ReservedSql): Promise<void> {
+  await conn`begin`;
+  try {
+    await conn`set local max_parallel_workers_per_gather = 0`;
+    await conn.unsafe(`truncate ${VALUES_TABLE}`);
+    await conn.unsafe(`insert into ${VALUES_TABLE} (param, norm) select distinct param, norm from string_idx`);
+    await conn`commit`;
+  } catch (err) {
+    await conn`rollback`.catch(() => {});
+    throw err;
+  }
+}
 
 /**
  * The tables a bulk load fills, each by a COPY of its own: the resources, their index rows, and the
@@ -240,16 +261,32 @@ type Task = (conn: postgres.ReservedSql) => Promise<unknown>;
 
 /**
  * Builds the indexes kept in load_state, two at a time, largest table first (GIN before btree: it
- * costs more per row), then analyses the five tables (statistics for the planner; no VACUUM: the
+ * costs more per row), then analyses the tables (statistics for the planner; no VACUUM: the
  * rows are frozen and all-visible).
  */
 export async function rebuildIndexes(sql: Sql, onIndex?: (name: string, ms: number) => void): Promise<number> {
-  const defs = await sql<{ index_name: string; definition: string; bytes: string }[]>`
-    select s.index_name, s.definition, coalesce(pg_table_size(to_regclass(s.table_name)), 0)::text as bytes from load_state s`;
+  const defs = await sql<{ index_name: string; definition: string; table_name: string | null; bytes: string }[]>`
+    select s.index_name, s.definition, s.table_name, coalesce(pg_table_size(to_regclass(s.table_name)), 0)::text as bytes from load_state s`;
   const weight = (d: (typeof defs)[number]) => Number(d.bytes) * (isGin(d.definition) ? 2 : 1);
+  const refill = defs.some((d) => d.table_name === VALUES_TABLE) ? deferred<void>() : undefined;
+  // First in the queue; the builds of string_value's indexes wait for it.
+  const fill: Task[] = refill
+    ? [async (conn) => {
+        const t0 = performance.now();
+        try {
+          await refillValues(conn);
+          refill.resolve();
+        } catch (err) {
+          refill.reject(err);
+          throw err;
+        }
+        onIndex?.(`fill ${VALUES_TABLE}`, performance.now() - t0);
+      }]
+    : [];
   const builds: Task[] = defs
     .sort((a, b) => weight(b) - weight(a))
     .map((d) => async (conn) => {
+      if (d.table_name === VALUES_TABLE) await refill?.promise;
       const t0 = performance.now();
       const [{ exists }] = await conn<{ exists: boolean }[]>`
         select exists (select 1 from pg_class where relnamespace = current_schema()::regnamespace and relname = ${d.index_name}) as exists`;
@@ -275,8 +312,8 @@ export async function rebuildIndexes(sql: Sql, onIndex?: (name: string, ms: numb
   // beside the builds on a connection of its own.
   const resourceAnalysis = analyze(sql, 'resource');
   resourceAnalysis.catch(() => {}); // awaited below
-  const analyses: Task[] = COPY_TABLES.filter((t) => t !== 'resource').map((t) => (conn) => analyze(conn, t));
-  const queue = [...builds, ...analyses];
+  const analyses: Task[] = INDEX_TABLES.map((t) => (conn) => analyze(conn, t));
+  const queue = [...fill, ...builds, ...analyses];
   const worker = async () => {
     const conn = await sql.reserve();
     try {

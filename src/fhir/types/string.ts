@@ -10,7 +10,7 @@ import { describe, type SearchType } from './search-type.ts';
  * String: starts-with after folding (src/fhir/normalize.ts), `:exact` on the stored text,
  * `:contains` anywhere in the folded text, and sub-parameter modifiers (`name:family`). Indexed into
  * string_idx (param, norm, exact): prefixes are ranges of `norm` under COLLATE "C", which a btree
- * serves with any plan; `:contains` has a trigram index on (param, norm).
+ * serves with any plan; `:contains` has a trigram index on the distinct (param, norm) of string_value.
  */
 export interface StringRow {
   param: number;
@@ -112,9 +112,16 @@ export const string: SearchType<StringCondition, StringRow> = {
   rows(c, hints) {
     const match = string.match(c, hints);
     if (!match) return stmt`select s.rid from string_idx s where s.param = ${c.param.id}`;
+    const whole = readWhole(c, hints);
+    if (c.mode === 'contains' && whole) {
+      // The needles' values from the trigram index of the distinct values (sql/016), then their rows.
+      const values = join(c.values.map((v) => stmt`v.norm like ${`%${likeEscape(normalize(v))}%`}`), 'or');
+      return stmt`select s.rid from (select s.rid from string_idx s where s.param = ${c.param.id} and s.norm in (
+        select v.norm from string_value v where v.param = ${c.param.id} and (${values})) offset 0) s`;
+    }
     const set = stmt`select s.rid from string_idx s where s.param = ${c.param.id} and ${match}`;
     // OFFSET 0 keeps the subquery from being flattened into a key-order walk (see readWhole).
-    return readWhole(c, hints) ? stmt`select s.rid from (${set} offset 0) s` : set;
+    return whole ? stmt`select s.rid from (${set} offset 0) s` : set;
   },
 
   rowsOf: {
