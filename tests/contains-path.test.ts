@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { pageQuery } from '../src/fhir/compile.ts';
 import { containsNeedle } from '../src/fhir/types/string.ts';
@@ -5,7 +8,9 @@ import { flatten } from '../src/fhir/statement.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
 import { registry } from '../src/registry/index.ts';
 import { Planner } from '../src/store/planner.ts';
+import { load, testApp } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
+import { API_KEY, searchHelpers, type Bundle } from './helpers/search.ts';
 
 /**
  * How a :contains value picks its path (trigram index for a rare needle, key-order walk for a common
@@ -87,4 +92,29 @@ t.test('a prefix whose range holds fewer rows than √(page × rows of the param
   // A page of 1000: crossover √(1001 × 20,000 / 8) ≈ 1,582; 6,000 rows are still common, 200 still rare.
   t.equal((await rare('Mar', 1000)).rare, false);
   t.equal((await rare('Pha', 1000)).rare, true);
+});
+
+t.test('a rare needle finds what the incremental path writes and rewrites, and a count reads every needle through string_value', async (t) => {
+  const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
+  const { get } = searchHelpers(app, { key: API_KEY });
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'contains-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const pra = (id: string, family: string) => ({ resourceType: 'Practitioner', id, name: [{ family }] });
+  const loadNdjson = async (name: string, rows: unknown[]) => {
+    const file = path.join(dir, name);
+    await writeFile(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    t.same((await load(db, [file])).rejects, []);
+  };
+  const ids = async (query: string) => {
+    const b = (await get(`/fhir/v2/Practitioner?${query}&_total=accurate`)).json() as Bundle;
+    return { ids: (b.entry ?? []).map((e) => e.resource.id).sort(), total: b.total };
+  };
+  await loadNdjson('a.ndjson', [pra('c1', 'Quiberon'), pra('c2', 'Quiberonne'), pra('c3', 'Dupont')]);
+  t.same(await ids('family:contains=iber'), { ids: ['c1', 'c2'], total: 2 }, 'new values are found');
+  // c1 rewritten: its old value stays in string_value, and matches no row.
+  await loadNdjson('b.ndjson', [pra('c1', 'Zanzibar')]);
+  t.same(await ids('family:contains=iber'), { ids: ['c2'], total: 1 }, 'a rewritten value no longer matches');
+  t.same(await ids('family:contains=nzib'), { ids: ['c1'], total: 1 }, 'and its new one does');
+  const family = registry.forType('Practitioner').find((p) => p.code === 'family')!.id;
+  t.same((await db.sql`select norm from string_value where param = ${family} order by norm`).map((r) => r.norm), ['dupont', 'quiberon', 'quiberonne', 'zanzibar']);
 });

@@ -333,7 +333,7 @@ t.test('a bulk load drops the indexes of the index tables (resource keeps its ke
   const restart = () => finishInterruptedBulk(db.sql, (m) => messages.push(m));
   const copyOne = async (copies: BulkCopies) => {
     const enc = new CopyEncoder(new Map());
-    enc.add(1, prepareResource(registry, { resourceType: 'Practitioner', id: 'cut1', meta: { lastUpdated: '2024-01-01T00:00:00Z' }, active: true }));
+    enc.add(1, prepareResource(registry, { resourceType: 'Practitioner', id: 'cut1', meta: { lastUpdated: '2024-01-01T00:00:00Z' }, active: true, name: [{ family: 'Coupure' }] }));
     await copies.write(enc.take());
   };
   const count = async () => (await db.sql`select count(*)::int as n from resource`)[0].n as number;
@@ -375,6 +375,8 @@ t.test('a bulk load drops the indexes of the index tables (resource keeps its ke
   t.equal(await count(), 1, 'committed rows are kept');
   t.same(await indexDefinitions(db), defined);
   t.equal((await db.sql`select count(*)::int as n from resource where type = 'Practitioner' and id = 'cut1'`)[0].n, 1, 'and found through the rebuilt index');
+  const family = registry.forType('Practitioner').find((p) => p.code === 'family')!.id;
+  t.same(await db.sql`select norm from string_value where param = ${family}`, [{ norm: 'coupure' }], 'string_value filled again for :contains');
 });
 
 t.test('a COPY that PostgreSQL refuses ends with its error (it used to wait for ever), and the bulk load leaves nothing', async (t) => {
