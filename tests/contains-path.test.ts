@@ -94,7 +94,7 @@ t.test('a prefix whose range holds fewer rows than √(page × rows of the param
   t.equal((await rare('Pha', 1000)).rare, true);
 });
 
-t.test('a rare needle finds what the incremental path writes and rewrites, and a count reads every needle through string_value', async (t) => {
+t.test(':contains finds what the incremental path writes and rewrites, and its total is counted through string_value', async (t) => {
   const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
   const { get } = searchHelpers(app, { key: API_KEY });
   const dir = await mkdtemp(path.join(os.tmpdir(), 'contains-'));
