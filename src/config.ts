@@ -25,8 +25,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export const ENV_VARS = {
   PORT: setting('port', Type.Integer({ minimum: 0, maximum: 65535 }), '8080',
     'HTTP port'),
-  HOST: setting('host', Type.String({ minLength: 1 }), '0.0.0.0',
-    'listen address'),
+  HOST: setting('host', Type.String({ minLength: 1 }), undefined,
+    'listen address; unset ⇒ localhost (the loopback: 127.0.0.1, and ::1 where localhost names it) with the embedded PostgreSQL, 0.0.0.0 with DATABASE_URL. HOST=0.0.0.0 listens on every interface'),
   DATABASE_URL: setting('databaseUrl', Type.String({ pattern: '^postgres(ql)?://' }), undefined,
     'PostgreSQL ≥ 14 URL (a Unix socket as libpq writes it: postgres://user@localhost/db?host=/var/run/postgresql); unset ⇒ embedded PostgreSQL in DATA_DIR'),
   DATA_DIR: setting('dataDir', Type.String({ minLength: 1 }), '.data',
@@ -168,6 +168,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (cfg.metricsPort !== undefined && cfg.metricsPort === cfg.port) throw new ConfigError(`METRICS_PORT (${cfg.metricsPort}) must differ from PORT: unset it to serve /metrics on PORT`);
   return cfg;
 }
+
+/**
+ * The address the server listens on: HOST, else every interface in production (DATABASE_URL) and
+ * the loopback alone in development, where the embedded database and its development key live.
+ */
+export const listenHost = (cfg: Pick<Config, 'host' | 'databaseUrl'>): string => cfg.host ?? (cfg.databaseUrl ? '0.0.0.0' : 'localhost');
 
 /**
  * Why `npm start` must not run with this configuration, if it can tell: replicas mean several

@@ -8,7 +8,7 @@ import pino from 'pino';
 import { buildApp, makeDeps, searchPoolOptions } from './app.ts';
 import { DEV_KEY_FILE, ensureCursorSecret, ensureDevKey } from './auth/dev-key.ts';
 import { LOG_REDACT } from './auth/redact.ts';
-import { ConfigError, loadConfig, scaleOutProblem } from './config.ts';
+import { ConfigError, listenHost, loadConfig, scaleOutProblem } from './config.ts';
 import { connectUrl, endPools, openDatabase } from './db.ts';
 import { loadDotEnv } from './env-file.ts';
 import { finishInterruptedBulk } from './load/bulk.ts';
@@ -87,20 +87,21 @@ async function main(): Promise<void> {
   // Without CURSOR_SECRET, the embedded default keeps one in DATA_DIR: next links outlive a restart.
   if (db.embedded && !config.cursorSecret) config = { ...config, cursorSecret: await ensureCursorSecret(config.dataDir) };
 
-  const where = config.publicBaseUrl ?? `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
-  const started = () => showStart({ where, docs: config.docsEnabled, devKey, dataDir: config.dataDir });
+  const host = listenHost(config);
+  const where = config.publicBaseUrl ?? `http://${host === '0.0.0.0' ? 'localhost' : host}:${config.port}`;
+  const started = () => showStart({ where, host, docs: config.docsEnabled, devKey, dataDir: config.dataDir });
   if (primary) {
     await endPools(db);
     runPrimary({
       workers,
       // Workers join the prepared database (no embedded start, no demo data, no key of their own)
-      // and sign cursors with one key.
-      env: { DATABASE_URL: db.url, CURSOR_SECRET: config.cursorSecret ?? randomBytes(32).toString('base64url') },
+      // and sign cursors with one key; they listen where the primary would have.
+      env: { DATABASE_URL: db.url, CURSOR_SECRET: config.cursorSecret ?? randomBytes(32).toString('base64url'), HOST: host },
       log,
       onListening: started,
       onExit: () => db.close(),
       // The workers' metrics, aggregated here; on METRICS_PORT by a listener of the primary's own.
-      metrics: config.metricsEnabled ? { port: config.metricsPort, host: config.host } : undefined,
+      metrics: config.metricsEnabled ? { port: config.metricsPort, host } : undefined,
     });
     log.info(`${workers} workers starting on ${where}/fhir/v2`);
     return;
@@ -124,7 +125,7 @@ async function main(): Promise<void> {
   // Metrics: a worker of several answers the primary's scrapes; one process alone serves METRICS_PORT itself.
   if (deps.metrics && isClusterWorker()) answerMetricsRequests(() => deps.metrics!.registries());
   const metricsServer = deps.metrics && config.metricsPort !== undefined && !isClusterWorker()
-    ? await serveMetrics(config.metricsPort, config.host, () => deps.metrics!.text(), (m) => log.warn(m))
+    ? await serveMetrics(config.metricsPort, host, () => deps.metrics!.text(), (m) => log.warn(m))
     : undefined;
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -145,7 +146,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  await app.listen({ port: config.port, host: config.host });
+  await app.listen({ port: config.port, host });
   const worker = isClusterWorker() ? `worker ${process.pid}: ` : '';
   log.info(`${worker}FHIR server ready: ${where}/fhir/v2 (deprecated v1: ${where}/fhir/v1), database ${db.embedded ? 'embedded' : 'DATABASE_URL'}`);
   if (!isClusterWorker()) started();
@@ -155,10 +156,14 @@ async function main(): Promise<void> {
  * Where to go once the server listens, for a person at the terminal: on stdout, never through the
  * logger (it holds the development key), with a curl line to paste as it is.
  */
-function showStart(o: { where: string; docs: boolean; devKey?: string; dataDir: string }): void {
+function showStart(o: { where: string; host: string; docs: boolean; devKey?: string; dataDir: string }): void {
   const key = o.devKey ?? '<your key>';
+  const listening = o.host === 'localhost'
+    ? 'this machine only (localhost); HOST=0.0.0.0 to accept other machines'
+    : o.host === '0.0.0.0' || o.host === '::' ? 'every interface' : o.host;
   const lines = [
     '',
+    `Listening on:  ${listening}`,
     `Home page:     ${o.where}/`,
     ...(o.docs ? [`API explorer:  ${o.where}/docs`] : []),
     `FHIR base:     ${o.where}/fhir/v2 (an API key in the SERVICE-API-KEY header)`,

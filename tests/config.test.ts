@@ -1,13 +1,20 @@
 import t from 'tap';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, listenHost, loadConfig } from '../src/config.ts';
 import { sharedBuffersMb } from '../src/embedded.ts';
 import { checkDotEnv } from '../src/env-file.ts';
 
 t.test('defaults', async (t) => {
   const c = loadConfig({});
-  t.match(c, { port: 8080, host: '0.0.0.0', dataDir: '.data', logLevel: 'info', defaultCount: 50, maxCount: 1000, includeCap: 1000, totalBudgetMs: 20, rateLimit: 0, maxConcurrentPerKey: 8 });
+  t.match(c, { port: 8080, dataDir: '.data', logLevel: 'info', defaultCount: 50, maxCount: 1000, includeCap: 1000, totalBudgetMs: 20, rateLimit: 0, maxConcurrentPerKey: 8 });
   t.equal(c.databaseUrl, undefined);
   t.equal(c.publicBaseUrl, undefined);
+});
+
+t.test('the listen address: the loopback in development, every interface in production, HOST when set', async (t) => {
+  t.equal(listenHost(loadConfig({})), 'localhost', 'embedded PostgreSQL, no HOST: the loopback');
+  t.equal(listenHost(loadConfig({ DATABASE_URL: 'postgres://db/annuaire' })), '0.0.0.0', 'DATABASE_URL, no HOST: every interface');
+  t.equal(listenHost(loadConfig({ HOST: '0.0.0.0' })), '0.0.0.0', 'HOST=0.0.0.0 in development');
+  t.equal(listenHost(loadConfig({ HOST: '10.1.2.3', DATABASE_URL: 'postgres://db/annuaire' })), '10.1.2.3');
 });
 
 t.test('values are converted and validated, with a message naming the variable', async (t) => {

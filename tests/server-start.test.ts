@@ -81,6 +81,44 @@ t.test('npm start in a fresh folder with a .env: where to go, a curl line that w
   t.equal(await second.exited, 0);
 });
 
+/** The local addresses of the sockets listening on `port` (from /proc/net/tcp and tcp6), as 127.0.0.1, ::1, 0.0.0.0, ::. */
+function listeningAddresses(port: number): string[] {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  const out: string[] = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      if (state !== '0A' || !local?.endsWith(`:${hex}`)) continue; // 0A: LISTEN
+      const addr = local.slice(0, -5);
+      if (addr.length === 8) out.push(Buffer.from(addr, 'hex').reverse().join('.'));
+      else out.push(addr === '0'.repeat(32) ? '::' : addr === '00000000000000000000000001000000' ? '::1' : addr);
+    }
+  }
+  return out.sort();
+}
+
+t.test('npm start in development without HOST listens on the loopback alone, and says so', { skip: process.platform !== 'linux' && 'reads /proc/net' }, async (t) => {
+  const dir = await folder(t);
+  const port = await freePort();
+  const started = startServer(t, { ...UNSET, PORT: String(port) }, dir);
+  t.equal(await started.ready(1), 1, 'ready', { output: started.output.slice(-2000) });
+  const addresses = listeningAddresses(port);
+  t.ok(addresses.length > 0, `listening on ${addresses.join(', ')}`);
+  t.same(addresses.filter((a) => a !== '127.0.0.1' && a !== '::1'), [], 'no socket on another address (no 0.0.0.0, no ::)');
+  t.ok(addresses.includes('127.0.0.1'), 'IPv4 loopback');
+  t.match(started.stdout, 'Listening on:  this machine only (localhost); HOST=0.0.0.0 to accept other machines', 'the banner says where, and how to listen elsewhere');
+  t.match(started.stdout, `Home page:     http://localhost:${port}/`);
+  t.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200, 'answers on 127.0.0.1');
+  started.server.kill('SIGTERM');
+  t.equal(await started.exited, 0);
+});
+
 t.test('a malformed .env stops the start with one line naming it', async (t) => {
   const dir = await folder(t);
   await writeFile(path.join(dir, '.env'), 'PORT=9999\nLOG_LEVEL warn\nDEFAULT_COUNT=5\n');
