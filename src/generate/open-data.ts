@@ -5,7 +5,7 @@
 // open-data-files.ts.
 
 import iconv from 'iconv-lite';
-import type { FieldsOf } from '../opendata/columns.ts';
+import type { FieldsOf } from '../vocabulary/formats/rpps.ts';
 import { displayOf } from './codes.ts';
 import { finessNumber, rppsNumber, sirenNumber, siretNumber } from './ids.ts';
 import { FEMALE_DIST, familyName, MALE_DIST } from './names.ts';
