@@ -50,8 +50,7 @@ export function shippedTerminology(dir = TERMINOLOGY_DIR): Terminology {
       systems.set(cs.url, { name: cs.name ?? cs.url, ...(cs.title ? { title: cs.title } : {}), ...(cs.version ? { version: cs.version } : {}) });
       for (const c of cs.concept ?? []) if (c.display) labels.push({ system: cs.url, code: c.code, label: c.display });
     } else if (file.endsWith('.csv')) {
-      const rows = parse(text, { columns: true, skip_empty_lines: true }) as Record<'system_key' | 'system_url' | 'code' | 'display', string>[];
-      for (const row of rows) {
+      for (const row of codeTableRows(text)) {
         if (!systems.has(row.system_url)) systems.set(row.system_url, { name: row.system_key });
         labels.push({ system: row.system_url, code: row.code, label: row.display });
       }
@@ -60,6 +59,13 @@ export function shippedTerminology(dir = TERMINOLOGY_DIR): Terminology {
   const t = { systems, labels, hash: digest.digest('hex') };
   if (dir === TERMINOLOGY_DIR) shipped = t;
   return t;
+}
+
+/** A row of a code table (terminology/*.csv). */
+export type CodeTableRow = Record<'system_key' | 'system_url' | 'code' | 'display', string>;
+
+export function codeTableRows(text: string): CodeTableRow[] {
+  return parse(text, { columns: true, skip_empty_lines: true }) as CodeTableRow[];
 }
 
 /** What $lookup says of a system the server knows only from the data: the last segment of its URI. */

@@ -5,8 +5,8 @@
 // open-data-files.ts.
 
 import iconv from 'iconv-lite';
+import { displayOf } from '../vocabulary/codes.ts';
 import type { FieldsOf } from '../vocabulary/formats/rpps.ts';
-import { displayOf } from './codes.ts';
 import { finessNumber, rppsNumber, sirenNumber, siretNumber } from './ids.ts';
 import { FEMALE_DIST, familyName, MALE_DIST } from './names.ts';
 import { CITIES, phonePrefix, STREET_NAMES, STREET_TYPES, type City } from './places.ts';
