@@ -52,7 +52,7 @@ export function shippedTerminology(dir = TERMINOLOGY_DIR): Terminology {
     } else if (file.endsWith('.csv')) {
       for (const row of codeTableRows(text)) {
         if (!systems.has(row.system_url)) systems.set(row.system_url, { name: row.system_key });
-        labels.push({ system: row.system_url, code: row.code, label: row.display });
+        if (row.display) labels.push({ system: row.system_url, code: row.code, label: row.display });
       }
     }
   }
@@ -62,7 +62,7 @@ export function shippedTerminology(dir = TERMINOLOGY_DIR): Terminology {
 }
 
 /** A row of a code table (terminology/*.csv). */
-export type CodeTableRow = Record<'system_key' | 'system_url' | 'code' | 'display', string>;
+export type CodeTableRow = Record<'system_key' | 'system_url' | 'code' | 'display' | 'source', string>;
 
 export function codeTableRows(text: string): CodeTableRow[] {
   return parse(text, { columns: true, skip_empty_lines: true }) as CodeTableRow[];

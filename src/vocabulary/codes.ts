@@ -1,8 +1,8 @@
 /**
- * The code tables: every code the directory's data may carry, with its label. The NOS and IG
- * tables shipped with the server are read from terminology/ans-codes.csv, the one copy of them
- * (src/terminology.ts stores the same rows for $lookup and :text); a few systems used only by
- * the generator's Device and HealthcareService are listed below.
+ * The code tables: every code the directory's data may carry, with its real label or none. The
+ * NOS and IG tables shipped with the server are read from terminology/ans-codes.csv, the one copy
+ * of them (src/terminology.ts stores the same rows for $lookup and :text); a few systems used
+ * only by the generator's Device and HealthcareService are listed below.
  */
 
 import { readFileSync } from 'node:fs';
@@ -100,6 +100,7 @@ function tableOf(key: SystemKey): Map<string, string> {
   return table;
 }
 
+/** The label of `key|code`: '' for a code listed without one (none is better than a made-up one). */
 export function displayOf(key: SystemKey, code: string): string {
   const d = tableOf(key).get(code);
   if (d === undefined) throw new Error(`Unknown code ${key}|${code}`);
@@ -110,11 +111,11 @@ export type Coding = { readonly system: string; readonly code: string; readonly 
 
 /**
  * A coding for `key|code`. Throws for a code absent from the tables, so a typo can never reach
- * the output. Returned objects are fresh; callers may keep them.
+ * the output. A code listed without a label gets no display, never an empty one.
  */
 export function coding(key: SystemKey, code: string, withDisplay = false): Coding {
   const display = displayOf(key, code);
-  return withDisplay ? { system: CODE_SYSTEMS[key], code, display } : { system: CODE_SYSTEMS[key], code };
+  return withDisplay && display ? { system: CODE_SYSTEMS[key], code, display } : { system: CODE_SYSTEMS[key], code };
 }
 
 /** All codes of a system, in table order. */
