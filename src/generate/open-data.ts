@@ -199,7 +199,6 @@ const SECTIONS: Partial<Record<StructureKind, readonly [string, string]>> = {
   pharmacy: ['A', "Pharmaciens titulaires d'officine"], hospital: ['H', 'Pharmaciens des établissements de santé'],
   laboratory: ['G', 'Pharmaciens biologistes'], company: ['B', "Pharmaciens de l'industrie"],
 };
-const DIPLOMA_LABEL: Record<string, string> = { DE11: "DE Masseur-kinésithérapeute" };
 const CIVILITE = { M: 'Monsieur', MME: 'Madame' } as const;
 
 const win1252Cache = new Map<string, string>();
@@ -392,7 +391,7 @@ export class OpenDataModel {
       if (person.diploma) {
         yield Object.assign({}, person.identity, noAuthorization, {
           codeTypeDiplome: 'DE', libelleTypeDiplome: "Diplôme d'Etat français",
-          codeDiplome: person.diploma, libelleDiplome: DIPLOMA_LABEL[person.diploma] ?? displayOf('TRE_R48-DiplomeEtatFrancais', person.diploma),
+          codeDiplome: person.diploma, libelleDiplome: displayOf('TRE_R48-DiplomeEtatFrancais', person.diploma),
         });
       }
       if (person.authorization) {
