@@ -1,16 +1,13 @@
 /**
  * The code tables: every code the directory's data may carry, with its real label or none. The
- * NOS and IG tables shipped with the server are read from terminology/ans-codes.csv, the one copy
- * of them (src/terminology.ts stores the same rows for $lookup and :text); a few systems used
- * only by the generator's Device and HealthcareService are listed below.
+ * NOS and IG tables shipped with the server are read from terminology/ (the IG's CodeSystem
+ * resources and ans-codes.csv), the one copy of them: src/terminology.ts stores the same rows for
+ * $lookup and :text. A few systems used only by the generator's Device and HealthcareService are
+ * listed below.
  */
 
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { codeTableRows, TERMINOLOGY_DIR } from '../terminology.ts';
+import { shippedCodeRows } from '../terminology.ts';
 import { CODE_SYSTEMS, type SystemKey } from './systems.ts';
-
-export const CODE_TABLE_FILE = path.join(TERMINOLOGY_DIR, 'ans-codes.csv');
 
 /**
  * Tables not shipped to the server. Codes and labels copied from the published NOS value sets
@@ -85,10 +82,11 @@ function add(key: SystemKey, code: string, label: string, where: string): void {
   table.set(code, label);
 }
 
-for (const row of codeTableRows(readFileSync(CODE_TABLE_FILE, 'utf8'))) {
+for (const row of shippedCodeRows()) {
   const key = row.system_key as SystemKey;
-  if (CODE_SYSTEMS[key] !== row.system_url) throw new Error(`${CODE_TABLE_FILE}: system ${row.system_key} ${row.system_url} is not in src/vocabulary/systems.ts`);
-  add(key, row.code, row.display, CODE_TABLE_FILE);
+  const where = `terminology/ (${row.source})`;
+  if (CODE_SYSTEMS[key] !== row.system_url) throw new Error(`${where}: system ${row.system_key} ${row.system_url} is not in src/vocabulary/systems.ts`);
+  add(key, row.code, row.display, where);
 }
 for (const [key, codes] of Object.entries(EXTRA_CODE_SYSTEMS) as [SystemKey, readonly (readonly [string, string])[]][]) {
   for (const [code, label] of codes) add(key, code, label, 'EXTRA_CODE_SYSTEMS');
