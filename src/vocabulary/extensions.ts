@@ -23,13 +23,22 @@ export const EXT = {
   hcsImplementationPeriod: `${SD}/as-ext-healthcareservice-implementation-period`,
 } as const;
 
-/** meta.profile by resource type. */
+/** The directory's own (DP) profile of each resource type, the one the CapabilityStatement names. */
+export const DP_PROFILE = {
+  Practitioner: `${SD}/as-dp-practitioner`,
+  PractitionerRole: `${SD}/as-dp-practitionerrole`,
+  Organization: `${SD}/as-dp-organization`,
+  Device: `${SD}/as-dp-device`,
+  HealthcareService: `${SD}/as-dp-healthcareservice-healthcare-activity`,
+} as const;
+
+/** meta.profile by resource type: the French core profile where there is one, then the DP profile. */
 export const PROFILES = {
-  Practitioner: [`${FR_SD}/fr-core-practitioner`, `${SD}/as-dp-practitioner`],
-  PractitionerRole: [`${FR_SD}/fr-core-practitioner-role`, `${SD}/as-dp-practitionerrole`],
-  Organization: [`${FR_SD}/fr-core-organization`, `${SD}/as-dp-organization`],
-  Device: [`${SD}/as-dp-device`],
-  HealthcareService: [`${SD}/as-dp-healthcareservice-healthcare-activity`],
+  Practitioner: [`${FR_SD}/fr-core-practitioner`, DP_PROFILE.Practitioner],
+  PractitionerRole: [`${FR_SD}/fr-core-practitioner-role`, DP_PROFILE.PractitionerRole],
+  Organization: [`${FR_SD}/fr-core-organization`, DP_PROFILE.Organization],
+  Device: [DP_PROFILE.Device],
+  HealthcareService: [DP_PROFILE.HealthcareService],
 } as const;
 export type ProfiledType = keyof typeof PROFILES;
 
