@@ -5,15 +5,15 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import t from 'tap';
-import { parse } from 'csv-parse/sync';
 import { parseCli } from '../src/cli/generate.ts';
-import { CSV_CODE_SYSTEMS, CSV_ROW_COUNT, EXTRA_CODE_SYSTEMS, COMMUNE_SYSTEM } from '../src/generate/codes.ts';
+import { shippedCodeRows } from '../src/terminology.ts';
+import { codesOf, EXTRA_CODE_SYSTEMS } from '../src/vocabulary/codes.ts';
+import { CODE_SYSTEMS, COMMUNE_SYSTEM, type SystemKey } from '../src/vocabulary/systems.ts';
 import { fileName, generate, plannedCounts, RESOURCE_TYPES, type ResourceType } from '../src/generate/index.ts';
 import { CITIES } from '../src/generate/places.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
-const CSV_PATH = path.resolve(repo, '../shared/ans-ig/terminology/ans-codes-sample.csv');
 
 const SCALE = 0.002; // 3,600 practitioners, 4,400 roles, 1,000 organizations
 const SEED = 2;
@@ -302,24 +302,14 @@ t.test('generated data set', async (t) => {
     t.ok(data.Organization.some((o) => o.active === false && o.name && !o.type), 'inactive organizations are tombstones with a name');
   });
 
-  t.test('every code exists in the ANS CSV (or the documented extra systems)', async (t) => {
+  t.test('every code exists in the shipped terminology (or the documented extra systems)', async (t) => {
     const csvSystems = new Map<string, Map<string, string>>();
-    if (fs.existsSync(CSV_PATH)) {
-      const rows = parse(fs.readFileSync(CSV_PATH, 'utf8')) as string[][];
-      t.same(rows.shift(), ['system_key', 'system_url', 'code', 'display', 'source']);
-      t.equal(rows.length, CSV_ROW_COUNT, 'embedded table has as many rows as the CSV');
-      for (const [key, url, code, display] of rows) {
-        if (!csvSystems.has(url)) csvSystems.set(url, new Map());
-        csvSystems.get(url)!.set(code, display);
-        const embedded = (CSV_CODE_SYSTEMS as Record<string, { url: string; codes: readonly (readonly [string, string])[] }>)[key];
-        if (!embedded || embedded.url !== url || !embedded.codes.some(([c, d]) => c === code && d === display)) t.fail(`embedded table differs from CSV at ${key}|${code}`);
-      }
-    } else {
-      t.comment(`CSV not found at ${CSV_PATH}; checking against the embedded copy`);
-      for (const sys of Object.values(CSV_CODE_SYSTEMS)) csvSystems.set(sys.url, new Map(sys.codes.map(([c, d]) => [c, d])));
+    for (const { system_url: url, code, display } of shippedCodeRows()) {
+      if (!csvSystems.has(url)) csvSystems.set(url, new Map());
+      csvSystems.get(url)!.set(code, display);
     }
     const extra = new Map<string, Map<string, string>>();
-    for (const sys of Object.values(EXTRA_CODE_SYSTEMS)) extra.set(sys.url, new Map(sys.codes.map(([c, d]) => [c, d])));
+    for (const [key, codes] of Object.entries(EXTRA_CODE_SYSTEMS)) extra.set(CODE_SYSTEMS[key as SystemKey], new Map(codes.map(([c, d]) => [c, d])));
     extra.set(COMMUNE_SYSTEM, new Map(CITIES.map((c) => [c.insee, c.name])));
 
     const problems = new Set<string>();
@@ -341,7 +331,7 @@ t.test('generated data set', async (t) => {
     }
     t.same([...problems], [], `${count} codings checked`);
     const slices = new Set(data.Organization.flatMap((o) => (o.type ?? []).flatMap((ty: Resource) => (ty.extension ?? []).map((e: Resource) => e.valueCode))));
-    const allowed = new Set([...CSV_CODE_SYSTEMS['as-cs-organization-types'].codes.map(([c]) => c), 'activiteINSEE']);
+    const allowed = new Set([...codesOf('as-cs-organization-types'), 'activiteINSEE']);
     t.ok([...slices].every((s) => allowed.has(s)), `organization type slices ${[...slices].join(', ')}`);
   });
 

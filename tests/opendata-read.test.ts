@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import iconv from 'iconv-lite';
 import t from 'tap';
-import { foldHeader, recognise, whyUnrecognised } from '../src/opendata/columns.ts';
+import { foldHeader, recognise, whyUnrecognised } from '../src/vocabulary/formats/rpps.ts';
 import { decodeLine } from '../src/opendata/lines.ts';
 import { OpenDataError, readOpenData, recordsOf, type OpenDataRecord } from '../src/opendata/read.ts';
 import {

@@ -1,4 +1,5 @@
 import { READ_TYPES, RESOURCE_TYPES, VERSION_TYPES, type BoundParam, type Registry, type ResourceType, type Version } from '../registry/index.ts';
+import { DP_PROFILE } from '../vocabulary/extensions.ts';
 import { sortable } from './sort.ts';
 
 /**
@@ -64,15 +65,6 @@ function sortParam(registry: Registry, version: Version, type: ResourceType) {
   };
 }
 
-const PROFILE_OF: Record<ResourceType, string> = {
-  Practitioner: 'as-dp-practitioner',
-  Organization: 'as-dp-organization',
-  PractitionerRole: 'as-dp-practitionerrole',
-  Device: 'as-dp-device',
-  HealthcareService: 'as-dp-healthcareservice-healthcare-activity',
-};
-const profile = (type: ResourceType) => `https://interop.esante.gouv.fr/ig/fhir/annuaire/StructureDefinition/${PROFILE_OF[type]}`;
-
 export function capabilityStatement(registry: Registry, version: Version, base: string, softwareVersion: string, date: string) {
   const typeDoc = { token: TOKEN_DOC, string: STRING_DOC, date: DATE_DOC, reference: REF_DOC };
   const docOf = (param: BoundParam) => (param.phonetic ? PHONETIC_DOC : typeDoc[param.type]);
@@ -98,7 +90,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
     const searchRevInclude = referrers.map((p) => `${p.resourceType}:${p.code}`);
     return {
       type,
-      profile: profile(type),
+      profile: DP_PROFILE[type],
       interaction: [{ code: 'read' }, { code: 'search-type' }],
       versioning: 'versioned',
       readHistory: false,
@@ -112,7 +104,7 @@ export function capabilityStatement(registry: Registry, version: Version, base: 
   // Types only included in searches are read by id, where their fullUrls point.
   const readOnly = READ_TYPES[version].filter((type) => !VERSION_TYPES[version].includes(type)).map((type) => ({
     type,
-    profile: profile(type),
+    profile: DP_PROFILE[type],
     interaction: [{ code: 'read' }],
     versioning: 'versioned',
     readHistory: false,

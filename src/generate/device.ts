@@ -1,8 +1,8 @@
 // Devices: heavy equipment (EML: scanners, MRI, gamma cameras…) owned by geographical entities.
 // `owner` is the reference indexed by the search parameter Device:organization.
 
-import { conceptJson } from './codes.ts';
-import { EXT, meta, str } from './fhir-common.ts';
+import { EXT } from '../vocabulary/extensions.ts';
+import { conceptJson, meta, str } from './fhir-common.ts';
 import { deviceId } from './ids.ts';
 import { orgRef, type OrgIndex } from './organization.ts';
 import { Rng, skewedIndex, Weighted } from './prng.ts';

@@ -1,56 +1,42 @@
-// Shapes shared by all resource builders: meta with the data-trace extension, identifiers,
-// MSS mailboxes. Shapes follow shared/docs/ans-research.md §2 and the real-API-derived examples.
+// JSON text of the shapes shared by all resource builders: codings, meta with the data-trace
+// extension, identifiers, MSS mailboxes; the URIs and codes come from src/vocabulary/. Shapes follow shared/docs/ans-research.md §2 and the real-API-derived examples.
 //
 // Builders emit JSON text, not objects: JSON.stringify of nested objects is the bottleneck on
 // Node 20, while concatenating pre-serialised constant fragments is several times faster.
 // Rule: free text (names, addresses, e-mails…) always goes through `str()` (JSON.stringify);
 // only values we format ourselves (codes, ids, digits, dates) are interpolated raw.
 
-import { conceptJson, URL } from './codes.ts';
+import { coding } from '../vocabulary/codes.ts';
+import { dataTrace, EXT, PROFILES, type InformationSystem, type ProfiledType } from '../vocabulary/extensions.ts';
+import { SOURCE, URL, type SystemKey } from '../vocabulary/systems.ts';
 
-export const SOURCE = 'https://annuaire.sante.fr';
+// Two-level caches (system → code → JSON) avoid building a key string on every call.
+const codingJsonCache = [new Map<string, Map<string, string>>(), new Map<string, Map<string, string>>()];
+const conceptJsonCache = [new Map<string, Map<string, string>>(), new Map<string, Map<string, string>>()];
 
-const SD = 'https://interop.esante.gouv.fr/ig/fhir/annuaire/StructureDefinition';
-const FR_SD = 'https://hl7.fr/ig/fhir/core/StructureDefinition';
+function cached(cache: Map<string, Map<string, string>>, key: string, code: string, make: () => string): string {
+  let bySystem = cache.get(key);
+  if (bySystem === undefined) {
+    bySystem = new Map();
+    cache.set(key, bySystem);
+  }
+  let v = bySystem.get(code);
+  if (v === undefined) {
+    v = make();
+    bySystem.set(code, v);
+  }
+  return v;
+}
 
-export const EXT = {
-  dataTrace: `${SD}/as-ext-data-trace`,
-  smartcard: `${SD}/as-ext-smartcard`,
-  mailboxMetadata: `${SD}/as-ext-mailbox-mss-metadata`,
-  organizationTypes: `${SD}/as-ext-organization-types`,
-  pharmacyLicence: `${SD}/as-ext-organization-pharmacy-licence`,
-  organizationPeriod: 'http://hl7.org/fhir/StructureDefinition/organization-period',
-  emailType: `${FR_SD}/fr-core-contact-point-email-type`,
-  inseeCode: `${FR_SD}/fr-core-address-insee-code`,
-  houseNumber: 'http://hl7.org/fhir/StructureDefinition/iso21090-ADXP-houseNumber',
-  streetNameType: 'http://hl7.org/fhir/StructureDefinition/iso21090-ADXP-streetNameType',
-  streetNameBase: 'http://hl7.org/fhir/StructureDefinition/iso21090-ADXP-streetNameBase',
-  deviceArhgos: `${SD}/as-ext-device-number-authorization-arhgos`,
-  deviceAuthorizationDate: `${SD}/as-ext-device-authorization-date-device`,
-  hcsArhgos: `${SD}/as-ext-healthcareservice-authorization-number-arhgos`,
-  hcsImplementationPeriod: `${SD}/as-ext-healthcareservice-implementation-period`,
-} as const;
+/** JSON text of `coding(key, code, withDisplay)`, cached. */
+export function codingJson(key: SystemKey, code: string, withDisplay = false): string {
+  return cached(codingJsonCache[withDisplay ? 1 : 0], key, code, () => JSON.stringify(coding(key, code, withDisplay)));
+}
 
-export const PROFILES = {
-  Practitioner: [`${FR_SD}/fr-core-practitioner`, `${SD}/as-dp-practitioner`],
-  PractitionerRole: [`${FR_SD}/fr-core-practitioner-role`, `${SD}/as-dp-practitionerrole`],
-  Organization: [`${FR_SD}/fr-core-organization`, `${SD}/as-dp-organization`],
-  Device: [`${SD}/as-dp-device`],
-  HealthcareService: [`${SD}/as-dp-healthcareservice-healthcare-activity`],
-} as const;
-export type ProfiledType = keyof typeof PROFILES;
-
-export const SYSTEM = {
-  idnps: 'urn:oid:1.2.250.1.71.4.2.1',
-  idnst: 'urn:oid:1.2.250.1.71.4.2.2',
-  rpps: 'https://rpps.esante.gouv.fr',
-  adeli: 'https://adeli.esante.gouv.fr',
-  finess: 'https://finess.esante.gouv.fr',
-  sirene: 'https://sirene.fr',
-  rppsRang: 'https://rppsrang.esante.gouv.fr',
-} as const;
-
-export type InformationSystem = 'RPPS' | 'FINESS' | 'CG' | 'MSS';
+/** JSON text of a CodeableConcept with a single coding, cached. */
+export function conceptJson(key: SystemKey, code: string, withDisplay = false): string {
+  return cached(conceptJsonCache[withDisplay ? 1 : 0], key, code, () => `{"coding":[${codingJson(key, code, withDisplay)}]}`);
+}
 
 /** JSON string literal for free text. */
 export const str = (s: string): string => JSON.stringify(s);
@@ -64,21 +50,6 @@ const META_HEAD = '{"versionId":"1","lastUpdated":"';
 const metaTail = Object.fromEntries(
   Object.entries(PROFILES).map(([type, profiles]) => [type, `","source":"${SOURCE}","profile":${JSON.stringify(profiles)},"extension":[`]),
 ) as Record<ProfiledType, string>;
-
-export interface DataTrace {
-  url: string;
-  extension: ({ url: 'systeme-information'; valueCode: string } | { url: 'autorite-enregistrement'; valueCodeableConcept: { coding: { system: string; code: string }[] } })[];
-}
-
-/**
- * The `as-ext-data-trace` extension: `systeme-information` (valueCode) and optionally
- * `autorite-enregistrement` (TRE_R60). It lives in meta.extension, as in the live API.
- */
-export function dataTrace(system: InformationSystem, authority: string | null): DataTrace {
-  const extension: DataTrace['extension'] = [{ url: 'systeme-information', valueCode: system }];
-  if (authority) extension.push({ url: 'autorite-enregistrement', valueCodeableConcept: { coding: [{ system: URL.r60, code: authority }] } });
-  return { url: EXT.dataTrace, extension };
-}
 
 /** JSON text of dataTrace(), cached: few (system, authority) pairs recur across millions of resources. */
 const dataTraceCache = new Map<string, string>();

@@ -1,8 +1,9 @@
 // HealthcareServices: regulated care activities (authorisations d'activités de soins) of
 // geographical entities. `providedBy` is the reference indexed by HealthcareService:organization.
 
-import { conceptJson, displayOf } from './codes.ts';
-import { EXT, meta, str } from './fhir-common.ts';
+import { displayOf } from '../vocabulary/codes.ts';
+import { EXT } from '../vocabulary/extensions.ts';
+import { conceptJson, meta, str } from './fhir-common.ts';
 import { healthcareServiceId } from './ids.ts';
 import { orgRef, type OrgIndex } from './organization.ts';
 import { Rng, skewedIndex, Weighted } from './prng.ts';

@@ -10,7 +10,7 @@ import { PassThrough, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import iconv from 'iconv-lite';
 import yazl from 'yazl';
-import { ACTIVITY_COLUMNS_52, headerText, KINDS, type ColumnKey, type FileKind } from '../opendata/columns.ts';
+import { ACTIVITY_COLUMNS_52, headerText, KINDS, type ColumnKey, type FileKind } from '../vocabulary/formats/rpps.ts';
 import { OpenDataModel, type ModelOptions } from './open-data.ts';
 import { Rng } from './prng.ts';
 import { REFERENCE_MS } from './time.ts';

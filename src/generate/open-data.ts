@@ -5,8 +5,8 @@
 // open-data-files.ts.
 
 import iconv from 'iconv-lite';
-import type { FieldsOf } from '../opendata/columns.ts';
-import { displayOf } from './codes.ts';
+import { displayOf } from '../vocabulary/codes.ts';
+import type { FieldsOf } from '../vocabulary/formats/rpps.ts';
 import { finessNumber, rppsNumber, sirenNumber, siretNumber } from './ids.ts';
 import { FEMALE_DIST, familyName, MALE_DIST } from './names.ts';
 import { CITIES, phonePrefix, STREET_NAMES, STREET_TYPES, type City } from './places.ts';
@@ -199,7 +199,6 @@ const SECTIONS: Partial<Record<StructureKind, readonly [string, string]>> = {
   pharmacy: ['A', "Pharmaciens titulaires d'officine"], hospital: ['H', 'Pharmaciens des établissements de santé'],
   laboratory: ['G', 'Pharmaciens biologistes'], company: ['B', "Pharmaciens de l'industrie"],
 };
-const DIPLOMA_LABEL: Record<string, string> = { DE11: "DE Masseur-kinésithérapeute" };
 const CIVILITE = { M: 'Monsieur', MME: 'Madame' } as const;
 
 const win1252Cache = new Map<string, string>();
@@ -392,7 +391,7 @@ export class OpenDataModel {
       if (person.diploma) {
         yield Object.assign({}, person.identity, noAuthorization, {
           codeTypeDiplome: 'DE', libelleTypeDiplome: "Diplôme d'Etat français",
-          codeDiplome: person.diploma, libelleDiplome: DIPLOMA_LABEL[person.diploma] ?? displayOf('TRE_R48-DiplomeEtatFrancais', person.diploma),
+          codeDiplome: person.diploma, libelleDiplome: displayOf('TRE_R48-DiplomeEtatFrancais', person.diploma),
         });
       }
       if (person.authorization) {

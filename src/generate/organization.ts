@@ -4,10 +4,11 @@
 // id partition and "pool" (hospital, pharmacy, cabinet…) so roles, devices and services can pick
 // a plausible owner by index later without keeping the resources.
 
-import { codingJson, COMMUNE_SYSTEM, type SystemKey } from './codes.ts';
+import { EXT, type InformationSystem } from '../vocabulary/extensions.ts';
+import { COMMUNE_SYSTEM, SYSTEM, type SystemKey } from '../vocabulary/systems.ts';
 import { CITIES, phonePrefix, STREET_NAMES, STREET_TYPES, type City } from './places.ts';
 import { Rng, Weighted } from './prng.ts';
-import { EXT, meta, mssTelecom, officialIdentifier, reference, str, SYSTEM, type InformationSystem } from './fhir-common.ts';
+import { codingJson, meta, mssTelecom, officialIdentifier, reference, str } from './fhir-common.ts';
 import { finessNumber, ORG_PART, organizationId, rppsNumber, sirenNumber, siretNumber } from './ids.ts';
 import { familyName, upperNoAccents } from './names.ts';
 import { POOL, POOL_COUNT, type Pool } from './professions.ts';

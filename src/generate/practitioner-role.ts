@@ -2,8 +2,9 @@
 // Each role points at its practitioner and at an organization drawn from the pool that fits the
 // profession (pharmacists → pharmacies, GPs → medical cabinets, nurses → hospitals…).
 
-import { conceptJson } from './codes.ts';
-import { meta, mssTelecom, reference, SYSTEM, type InformationSystem } from './fhir-common.ts';
+import type { InformationSystem } from '../vocabulary/extensions.ts';
+import { SYSTEM } from '../vocabulary/systems.ts';
+import { conceptJson, meta, mssTelecom, reference } from './fhir-common.ts';
 import { practitionerId, practitionerRoleId, roleNumber } from './ids.ts';
 import { orgRef, type OrgIndex } from './organization.ts';
 import { FLAG, identity, specialtyCode, type PractitionerIndex } from './practitioner.ts';

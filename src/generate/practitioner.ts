@@ -2,8 +2,10 @@
 // practitioner are kept in compact typed arrays for the role phase; names and mailboxes are
 // re-derived from (seed, index) instead of being stored.
 
-import { codesOf, codingJson, conceptJson } from './codes.ts';
-import { EXT, meta, mssTelecom, officialIdentifier, str, SYSTEM, type InformationSystem, type MailboxType } from './fhir-common.ts';
+import { codesOf } from '../vocabulary/codes.ts';
+import { EXT, type InformationSystem } from '../vocabulary/extensions.ts';
+import { SYSTEM } from '../vocabulary/systems.ts';
+import { codingJson, conceptJson, meta, mssTelecom, officialIdentifier, str, type MailboxType } from './fhir-common.ts';
 import { idnps, practitionerId, rppsNumber, smartcardNumber } from './ids.ts';
 import { FEMALE_DIST, familyName, foldAscii, MALE_DIST } from './names.ts';
 import { Rng, Weighted } from './prng.ts';

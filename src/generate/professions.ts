@@ -2,7 +2,7 @@
 // Weights are percentages of all practitioners, roughly the RPPS mix (nurses and doctors dominate).
 
 import { Weighted, zipf } from './prng.ts';
-import { codesOf } from './codes.ts';
+import { codesOf } from '../vocabulary/codes.ts';
 
 /** Role target pools: where a professional of a given profession exercises. */
 export const POOL = {

@@ -6,7 +6,7 @@ import { loaderConnections } from '../load/loader.ts';
 import { registry as defaultRegistry, type Registry } from '../registry/index.ts';
 import { finishWrites } from '../store/write.ts';
 import { startRun } from '../writer-runs.ts';
-import { KINDS, type FileKind } from './columns.ts';
+import { KINDS, type FileKind } from '../vocabulary/formats/rpps.ts';
 import { publishBulk, publishIncremental, type ImportCounts } from './publish.ts';
 import { ImportPool } from './pool.ts';
 import { inputBytes, OpenDataError } from './read.ts';

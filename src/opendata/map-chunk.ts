@@ -1,4 +1,4 @@
-import type { FileKind } from './columns.ts';
+import type { FileKind } from '../vocabulary/formats/rpps.ts';
 import { organizationOf, practitionerOf, roleOf, type Person } from './map.ts';
 import type { ActivityRecord, DiplomaRecord, OpenDataRecord, SavoirFaireRecord } from './read.ts';
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { coding as tableCoding, COMMUNE_SYSTEM, nosUrl, URL } from '../generate/codes.ts';
-import { dataTrace, EXT, PROFILES, SOURCE, SYSTEM, type ProfiledType } from '../generate/fhir-common.ts';
+import { coding as tableCoding } from '../vocabulary/codes.ts';
+import { dataTrace, EXT, PROFILES, type ProfiledType } from '../vocabulary/extensions.ts';
+import { COMMUNE_SYSTEM, nosUrl, SOURCE, SYSTEM, URL } from '../vocabulary/systems.ts';
 import type { ActivityRecord, DiplomaRecord, OpenDataRecord, SavoirFaireRecord } from './read.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { KINDS, recognise, whyUnrecognised, type FieldsOf, type FileKind, type Recognised } from './columns.ts';
+import { KINDS, recognise, whyUnrecognised, type FieldsOf, type FileKind, type Recognised } from '../vocabulary/formats/rpps.ts';
 import { isUtf8 } from 'node:buffer';
 import { decodeLine } from './lines.ts';
 import { isZip, openZip, verifyZip, type ZipArchive } from './zip.ts';

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { copyText } from '../fhir/types/copy.ts';
-import type { FileKind } from './columns.ts';
+import type { FileKind } from '../vocabulary/formats/rpps.ts';
 import { assertMappable, MapError, organizationId, practitionerId, roleId, structurePart } from './map.ts';
 import { chunkRecords, type LineChunk, type OpenDataRecord } from './read.ts';
 

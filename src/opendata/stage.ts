@@ -1,6 +1,6 @@
 import type { Db } from '../db.ts';
 import { CopyIn } from '../store/copy-in.ts';
-import type { FileKind } from './columns.ts';
+import type { FileKind } from '../vocabulary/formats/rpps.ts';
 import { CHUNK_BYTES, stagedChunks, type ImportPool } from './pool.ts';
 import { readChunks, type ReadEvents } from './read.ts';
 

@@ -2,7 +2,7 @@ import { PARAMS, V1_SYSTEM_ALIASES } from './params.ts';
 import { RESOURCE_TYPES, type BoundParam, type ResourceType, type SearchParamDef, type Version } from './types.ts';
 
 export * from './types.ts';
-export { PARAMS, V1_SYSTEM_ALIASES, EXT } from './params.ts';
+export { PARAMS, V1_SYSTEM_ALIASES } from './params.ts';
 
 /**
  * Stable parameter identity: FNV-1a of "<ResourceType>.<code>" as a signed 32-bit integer. It

@@ -1,3 +1,5 @@
+import { EXT } from '../vocabulary/extensions.ts';
+import { CODE_SYSTEMS, SYSTEM } from '../vocabulary/systems.ts';
 import type { SearchParamDef, Version } from './types.ts';
 
 /**
@@ -10,16 +12,8 @@ import type { SearchParamDef, Version } from './types.ts';
  * `mailbox-mss` indexes only telecoms typed MSSANTE (ordinary e-mails are not MSS mailboxes).
  */
 
-const SD = 'https://interop.esante.gouv.fr/ig/fhir/annuaire/StructureDefinition';
 const SP = 'https://interop.esante.gouv.fr/ig/fhir/annuaire/SearchParameter';
 const HL7 = 'http://hl7.org/fhir/SearchParameter';
-export const EXT = {
-  dataTrace: `${SD}/as-ext-data-trace`,
-  smartcard: `${SD}/as-ext-smartcard`,
-  pharmacyLicence: `${SD}/as-ext-organization-pharmacy-licence`,
-  mailboxMetadata: `${SD}/as-ext-mailbox-mss-metadata`,
-  emailType: 'https://hl7.fr/ig/fhir/core/StructureDefinition/fr-core-contact-point-email-type',
-} as const;
 
 const V2: Version[] = ['v2'];
 const V12: Version[] = ['v1', 'v2'];
@@ -52,7 +46,7 @@ export const PARAMS: SearchParamDef[] = [
     code: 'data-information-system', type: 'token', base: [...MAIN], versions: V2,
     aliases: [{ name: 'as-sp-data-information-system', versions: ['v1'] }],
     paths: [['meta', { ext: EXT.dataTrace }, { ext: 'systeme-information' }, 'value[x]']],
-    impliedSystem: 'https://interop.esante.gouv.fr/ig/fhir/annuaire/CodeSystem/as-cs-type-systeme-information',
+    impliedSystem: CODE_SYSTEMS['as-cs-type-systeme-information'],
     description: 'Information system of origin (RPPS, FINESS, MSS, CG), from meta.extension as-ext-data-trace.',
     definition: `${SP}/as-sp-data-information-system`,
   },
@@ -205,9 +199,9 @@ export const PARAMS: SearchParamDef[] = [
  * system is rewritten to the stored v2 system so that it finds what its v2 twin finds.
  */
 export const V1_SYSTEM_ALIASES: Record<string, string> = {
-  'http://finess.sante.gouv.fr': 'https://finess.esante.gouv.fr',
-  'http://rpps.fr': 'https://rpps.esante.gouv.fr',
-  'http://interopsante.org/fhir/CodeSystem/fr-v2-3307': 'https://hl7.fr/ig/fhir/core/CodeSystem/fr-core-cs-v2-3307',
-  'http://interopsante.org/CodeSystem/v2-0203': 'https://hl7.fr/ig/fhir/core/CodeSystem/fr-core-cs-v2-0203',
-  'http://interopsante.org/CodeSystem/fr-v2-0203': 'https://hl7.fr/ig/fhir/core/CodeSystem/fr-core-cs-v2-0203',
+  'http://finess.sante.gouv.fr': SYSTEM.finess,
+  'http://rpps.fr': SYSTEM.rpps,
+  'http://interopsante.org/fhir/CodeSystem/fr-v2-3307': CODE_SYSTEMS['fr-core-cs-v2-3307'],
+  'http://interopsante.org/CodeSystem/v2-0203': CODE_SYSTEMS['fr-core-cs-v2-0203'],
+  'http://interopsante.org/CodeSystem/fr-v2-0203': CODE_SYSTEMS['fr-core-cs-v2-0203'],
 };
