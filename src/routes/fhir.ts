@@ -11,7 +11,8 @@ import { decideExecution } from '../store/execution.ts';
 import { READ_TYPES, RESOURCE_TYPES, VERSION_TYPES, VERSIONS, type Registry, type ResourceType, type Version } from '../registry/index.ts';
 
 /**
- * The FHIR endpoints: thin adapters from HTTP to parse → route (plan, compile, execute) → Bundle.
+ * The FHIR endpoints: thin adapters from HTTP to parse → decide the execution → route (plan,
+ * compile, execute) → Bundle.
  * Both versions and every type go through the same handlers.
  */
 export const FHIR_JSON = 'application/fhir+json; charset=utf-8';

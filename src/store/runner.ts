@@ -146,8 +146,9 @@ export class SearchRunner {
 
 /**
  * Every statement of a search goes through here (the planner's too: it is handed the Run), on the
- * pool the search's execution names. A statement of the page's matches cancelled by its statement
- * timeout is a SearchTimedOut; any other failure is the driver's own (src/db-errors.ts).
+ * pool the search's execution names; only `countWithin` keeps the driver's query, to take it out of
+ * the pool's queue. A statement of the page's matches cancelled by its statement timeout is a
+ * SearchTimedOut; any other failure is the driver's own (src/db-errors.ts).
  */
 export function statements(db: Sql, step: 'matches' | 'other' = 'other'): Run {
   const run = runOn(db);
