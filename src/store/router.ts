@@ -54,7 +54,7 @@ export class SearchRouter {
    */
   readonly lanes: { page: Lane; heavy: Lane };
 
-  constructor(private readonly o: RouterOptions) {
+  constructor(o: RouterOptions) {
     this.pools = o.pools;
     this.replicas = o.replicas;
     this.policy = o.policy;
