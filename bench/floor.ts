@@ -12,13 +12,16 @@ import { stmt, type Statement } from '../src/fhir/statement.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
 import type { PlanHints, SearchRequest } from '../src/fhir/search-request.ts';
 import { registry, type ResourceType, type Version } from '../src/registry/index.ts';
+import { decideExecution, executionPolicy, type Execution, type ExecutionPolicy } from '../src/store/execution.ts';
 import { Planner } from '../src/store/planner.ts';
 import { query } from '../src/store/query.ts';
-import { SearchRunner } from '../src/store/runner.ts';
+import { SearchRunner, statements } from '../src/store/runner.ts';
 
 export interface FloorOp {
   path: string;
   req: SearchRequest;
+  /** how the server runs it (src/store/execution.ts): its pools, its count budget. */
+  execution: Execution;
   hints: PlanHints;
   /** where each type is read (fullUrls are rendered with them, as the server does). */
   bases: Bases;
@@ -54,9 +57,10 @@ export async function prepareOps(floor: Floor, config: Config, base: string, pat
       maxValuesPerParam: config.maxValuesPerParam,
       maxParams: config.maxParams,
     });
-    const hints = await planner.plan(floor.runner.poolOf(req, floor.pools), req);
+    const execution = decideExecution(req, floor.policy);
+    const hints = await planner.plan(statements(floor.pools[execution.pool]), req);
     const others: Record<string, string> = version === 'v1' ? { PractitionerRole: `${base}/fhir/v2`, Device: `${base}/fhir/v2`, HealthcareService: `${base}/fhir/v2` } : {};
-    ops.push({ path: p, req, hints, bases: { base: `${base}/fhir/${version}`, others }, ...(req.cursor ? cursorAfter(req.cursor) : {}) });
+    ops.push({ path: p, req, execution, hints, bases: { base: `${base}/fhir/${version}`, others }, ...(req.cursor ? cursorAfter(req.cursor) : {}) });
   }
   return ops;
 }
@@ -65,16 +69,17 @@ export async function prepareOps(floor: Floor, config: Config, base: string, pat
 export interface Floor {
   runner: SearchRunner;
   pools: Pools;
+  policy: ExecutionPolicy;
 }
 
 export function floorRunner(pools: Pools, config: Config): Floor {
-  return { pools, runner: new SearchRunner(new Planner(), { includeCap: config.includeCap, totalBudgetMs: config.totalBudgetMs }) };
+  return { pools, policy: executionPolicy(config), runner: new SearchRunner(new Planner(), { includeCap: config.includeCap }) };
 }
 
 /** One search's statements: the server's runner (plan, page, count, includes), no HTTP, no lane. */
 export async function execOp(floor: Floor, op: FloorOp): Promise<void> {
   const state = op.after === undefined ? undefined : { after: op.after, sort: op.sort, total: undefined };
-  await floor.runner.search(floor.pools, op.req, state, op.bases);
+  await floor.runner.search(floor.pools, op.req, op.execution, state, op.bases);
 }
 
 const planText = (rows: readonly Record<string, unknown>[]) => rows.map((r) => String(r['QUERY PLAN'])).join('\n');
@@ -93,7 +98,7 @@ function matchesQuery(op: FloorOp): Statement {
  */
 export async function explainPage(floor: Floor, op: FloorOp, config: Config): Promise<string> {
   const { req } = op;
-  const db = floor.runner.poolOf(req, floor.pools);
+  const db = floor.pools[op.execution.pool];
   const keys = req.include.length > 0 || req.revinclude.length > 0;
   const rendered = renderStatement(matchesQuery(op), { bases: op.bases, mode: 'match', shown: req.count, keys });
   const out = [planText(await query(db, stmt`explain (analyze, buffers) ${rendered}`))];
@@ -102,7 +107,7 @@ export async function explainPage(floor: Floor, op: FloorOp, config: Config): Pr
     const include = includeQuery(req, renderedEntries(row, req.count), config.includeCap + 1);
     if (include) {
       const rendered = renderStatement(include, { bases: op.bases, mode: 'include', shown: config.includeCap, keys: false });
-      out.push('-- _include/_revinclude statement', planText(await query(db === floor.pools.generic ? floor.pools.sql : db, stmt`explain (analyze, buffers) ${rendered}`)));
+      out.push('-- _include/_revinclude statement', planText(await query(floor.pools[op.execution.includePool], stmt`explain (analyze, buffers) ${rendered}`)));
     }
   }
   return out.join('\n');

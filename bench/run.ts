@@ -15,7 +15,7 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.ts';
 import { COPY_TABLES } from '../src/store/copy-encode.ts';
-import { searchPoolOptions } from '../src/app.ts';
+import { searchPoolOptions } from '../src/store/execution.ts';
 import { SERVER_NODE_FLAGS } from '../src/node-flags.ts';
 import { connectPools, connectUrl, migrate, splitPool, type Sql } from '../src/db.ts';
 import { startEmbedded, type EmbeddedHandle } from '../src/embedded.ts';

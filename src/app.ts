@@ -1,11 +1,10 @@
 import formbody from '@fastify/formbody';
-import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { KeyStore } from './auth/keys.ts';
 import type { Config } from './config.ts';
-import { probePools, SILENCE_MARGIN_MS, splitPool, type PoolOptions, type PoolState, type Pools, type Sql } from './db.ts';
+import { probePools, type PoolState, type Pools, type Sql } from './db.ts';
 import { classifyDbError, RETRY_AFTER_SECONDS } from './db-errors.ts';
 import { Exporter } from './export/exporter.ts';
 import { formPairs } from './fhir/form-encoding.ts';
@@ -19,6 +18,8 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { REQUEST_ID_HEADER, requestId } from './request-id.ts';
 import { terminologyRoutes } from './routes/terminology.ts';
 import { clientErrorHandler, frameworkErrors, security } from './routes/security.ts';
+import { DeadlineExceeded, SearchTimedOut } from './store/errors.ts';
+import { executionPolicy } from './store/execution.ts';
 import { SearchRouter } from './store/router.ts';
 import type { ReplicaSet } from './store/replicas.ts';
 import type { Tracing } from './tracing.ts';
@@ -51,28 +52,6 @@ export interface AppDeps {
 /** fixtures/directory: this file and the bundle (dist/server.js) are both one level deep. */
 const DEMO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'directory');
 
-/**
- * Heavy searches one server process runs at once (and the connections of its heavy pool):
- * HEAVY_SEARCHES is for the whole instance, each of its WORKERS processes takes its share.
- */
-export function heavyWidth(config: Pick<Config, 'heavySearches' | 'workers'>): number {
-  return Math.max(1, Math.round((config.heavySearches || availableParallelism()) / (config.workers || availableParallelism())));
-}
-
-/**
- * The search pools of `processes` server processes (src/db.ts connectPools), from the settings:
- * DB_POOL_SIZE split between the planned and the generic pool, the heavy and count pools as wide as
- * the heavy lane, counts stopped at TOTAL_BUDGET_MS, statements with SEARCH_PARALLEL_WORKERS.
- */
-export function searchPoolOptions(config: Config, processes = 1): PoolOptions {
-  return {
-    ...splitPool(config.dbPoolSize * processes),
-    heavyMax: heavyWidth(config) * processes,
-    countTimeoutMs: config.totalBudgetMs || undefined,
-    parallelWorkers: config.searchParallelWorkers,
-  };
-}
-
 /** `replicas`: hot standbys (DATABASE_READ_URL) that searches, reads and key checks run on. */
 export function makeDeps(config: Config, db: Pools & { url?: string }, registry: Registry, softwareVersion = '0.1.0', replicas?: ReplicaSet): AppDeps {
   const router = new SearchRouter({
@@ -80,10 +59,7 @@ export function makeDeps(config: Config, db: Pools & { url?: string }, registry:
     replicas,
     cursorSecret: config.cursorSecret,
     includeCap: config.includeCap,
-    totalBudgetMs: config.totalBudgetMs,
-    // Up to four statements, each within the statement timeout, and a silent connection's margin.
-    deadlineMs: config.statementTimeoutMs ? 4 * config.statementTimeoutMs + SILENCE_MARGIN_MS : 0,
-    laneWidth: heavyWidth(config),
+    policy: executionPolicy(config),
   });
   return {
     config,
@@ -111,6 +87,19 @@ const STATUS_CODE: Record<number, IssueType> = {
   400: 'invalid', 401: 'login', 403: 'forbidden', 404: 'not-found', 405: 'not-supported', 406: 'not-supported',
   408: 'timeout', 413: 'too-long', 414: 'too-long', 415: 'not-supported', 429: 'throttled', 431: 'too-long', 503: 'transient',
 };
+
+/**
+ * The answer to a failure of storage: its typed failures (src/store/errors.ts) and the driver's
+ * (src/db-errors.ts) are 503s; undefined for anything else.
+ */
+export function storageFailure(err: unknown): FhirError | undefined {
+  if (err instanceof SearchTimedOut) return new FhirError(503, 'timeout', 'the search took too long and was cancelled; narrow it down with more selective parameters');
+  if (err instanceof DeadlineExceeded) return new FhirError(503, 'transient', 'the database did not answer in time; try again');
+  const failure = classifyDbError(err);
+  if (failure === 'timeout') return new FhirError(503, 'timeout', 'the request took too long and was cancelled');
+  if (failure === 'transient') return new FhirError(503, 'transient', 'the database is unavailable just now: try again');
+  return undefined;
+}
 
 export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
@@ -143,26 +132,25 @@ export async function buildApp(deps: AppDeps, opts: FastifyServerOptions = {}): 
   // API keys, rate limits, URL length, security headers: root-level hooks (src/routes/security.ts).
   await security(app, deps);
 
+  const answer = (reply: FastifyReply, err: FhirError) => {
+    for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+    // Every 503 says when to come back (a timeout, keys that could not be checked …).
+    if (err.status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+    return reply.code(err.status).type(FHIR_JSON).send(err.outcome);
+  };
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
-    if (err instanceof FhirError) {
-      for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-      // Every 503 says when to come back (a timeout, keys that could not be checked …).
-      if (err.status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
-      return reply.code(err.status).type(FHIR_JSON).send(err.outcome);
-    }
+    if (err instanceof FhirError) return answer(reply, err);
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       // Fastify's own client errors (body too large, bad content type, malformed body …)
       return reply.code(status).type(FHIR_JSON).send(outcome('error', STATUS_CODE[status] ?? 'invalid', err.message));
     }
-    const failure = classifyDbError(err);
+    const failure = storageFailure(err);
     if (failure) {
-      // Not a bug: the database is away, restarting or overloaded; the cause stays in the log.
-      req.log.warn({ err }, failure === 'timeout' ? 'statement timeout' : 'database unavailable');
-      reply.header('retry-after', String(RETRY_AFTER_SECONDS));
-      return failure === 'timeout'
-        ? reply.code(503).type(FHIR_JSON).send(outcome('error', 'timeout', 'the request took too long and was cancelled'))
-        : reply.code(503).type(FHIR_JSON).send(outcome('error', 'transient', 'the database is unavailable just now: try again'));
+      // Not a bug: the database is away, restarting or overloaded; the driver's cause stays in the log.
+      const driver = classifyDbError(err);
+      if (driver) req.log.warn({ err }, driver === 'timeout' ? 'statement timeout' : 'database unavailable');
+      return answer(reply, failure);
     }
     req.log.error({ err }, 'request failed');
     return reply.code(500).type(FHIR_JSON).send(outcome('error', 'exception', 'internal server error'));

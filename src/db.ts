@@ -10,6 +10,7 @@ import { normalize } from './fhir/normalize.ts';
 import { countedKind } from './fhir/types/index.ts';
 import { registry } from './registry/index.ts';
 import { shippedTerminology } from './terminology.ts';
+import { within } from './timeout.ts';
 
 export type Sql = postgres.Sql<{}>;
 export type Db = Sql | postgres.TransactionSql<{}>;
@@ -220,15 +221,11 @@ export type PoolState = 'ok' | 'timeout' | (string & {});
  */
 export async function probePools(pools: Pools, deadlineMs = PROBE_DEADLINE_MS): Promise<Record<keyof Pools, PoolState>> {
   const probe = async (sql: Sql): Promise<PoolState> => {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<PoolState>((resolve) => (timer = setTimeout(resolve, deadlineMs, 'timeout')));
     try {
-      return await Promise.race([sql`select 1`.then((): PoolState => 'ok'), late]);
+      return await within(sql`select 1`.then((): PoolState => 'ok'), deadlineMs, (): PoolState => 'timeout');
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       return typeof code === 'string' ? code : 'error';
-    } finally {
-      clearTimeout(timer);
     }
   };
   const [sql, generic, heavy, count] = await Promise.all([probe(pools.sql), probe(pools.generic), probe(pools.heavy), probe(pools.count)]);

@@ -8,6 +8,7 @@ import { flatten } from '../src/fhir/statement.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
 import { registry } from '../src/registry/index.ts';
 import { Planner } from '../src/store/planner.ts';
+import { runOn } from '../src/store/query.ts';
 import { load, testApp } from './helpers/app.ts';
 import { testDatabase } from './helpers/db.ts';
 import { API_KEY, searchHelpers, type Bundle } from './helpers/search.ts';
@@ -40,7 +41,7 @@ t.test('a needle is common when its estimated rows exceed √(page × rows of th
       version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(),
       defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 100,
     });
-    const ctx = await lookup.plan(db.sql, req);
+    const ctx = await lookup.plan(runOn(db.sql), req);
     return ctx.commonNeedles!.has(`${param}/${needle}`);
   };
   // √(51 × 20,000 / 16) ≈ 252 rows: "zqk" (6,000) walks, "wvx" (30) takes the trigram index.
@@ -78,7 +79,7 @@ t.test('a prefix whose range holds fewer rows than √(page × rows of the param
       version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(),
       defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 100,
     });
-    const ctx = await lookup.plan(db.sql, req);
+    const ctx = await lookup.plan(runOn(db.sql), req);
     return { rare: ctx.rarePrefixes!.has(`${family}/${prefix.toLowerCase()}`), sql: flatten(pageQuery(ctx, req, undefined, count + 1)).text };
   };
   // √(51 × 20,000 / 8) ≈ 357 rows: "mar" (6,000) is left to the planner, "pha" (200) reads its range.

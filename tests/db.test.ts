@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import { searchPoolOptions } from '../src/app.ts';
+import { searchPoolOptions } from '../src/store/execution.ts';
 import { loadConfig } from '../src/config.ts';
 import { connectPools, connectUrl, endPools, listMigrations, migrate, MigrationError, openConnections, openDatabase, SQL_DIR, unixSocket, type Pools } from '../src/db.ts';
 import { startEmbedded } from '../src/embedded.ts';

@@ -8,7 +8,8 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import t from 'tap';
 import { connectUrl, SILENCE_MARGIN_MS } from '../src/db.ts';
-import { FhirError } from '../src/fhir/outcome.ts';
+import { storageFailure } from '../src/app.ts';
+import { DeadlineExceeded } from '../src/store/errors.ts';
 import { SearchRouter } from '../src/store/router.ts';
 import { ownCluster } from './helpers/db.ts';
 
@@ -94,14 +95,14 @@ t.test('a long statement within its timeout is not mistaken for silence', async 
 
 t.test('the deadline: the net below the driver answers 503 when a statement never settles', async (t) => {
   const never = new Promise<never>(() => {});
+  const router = new SearchRouter({ pools: {} as never, includeCap: 1, policy: { laneWidth: 1, deadlineMs: 0, countBudgetMs: 0 } });
   const deadline = (work: Promise<unknown>, ms: number) =>
-    (new SearchRouter({ pools: {} as never, includeCap: 1, totalBudgetMs: 0, laneWidth: 1, deadlineMs: ms }) as unknown as { deadline: (w: Promise<unknown>) => Promise<unknown> }).deadline(work);
+    (router as unknown as { deadline: (w: Promise<unknown>, ms: number) => Promise<unknown> }).deadline(work, ms);
   const started = performance.now();
-  const err = await deadline(never, 50).catch((e: FhirError) => e);
-  t.same(
-    { status: (err as FhirError).status, code: (err as FhirError).code, retryAfter: (err as FhirError).headers['retry-after'] },
-    { status: 503, code: 'transient', retryAfter: '1' },
-  );
+  const err = await deadline(never, 50).catch((e: unknown) => e);
+  t.ok(err instanceof DeadlineExceeded, 'storage says what failed, not a status');
+  const answer = storageFailure(err)!;
+  t.same({ status: answer.status, code: answer.code, message: answer.message }, { status: 503, code: 'transient', message: 'the database did not answer in time; try again' });
   t.ok(performance.now() - started < 1000, 'at the deadline');
   t.equal(await deadline(Promise.resolve(7), 50), 7, 'a settled answer passes through');
   t.equal(await deadline(Promise.resolve(8), 0), 8, 'no deadline');

@@ -7,7 +7,7 @@ import { parseSearch } from '../src/fhir/parse.ts';
 import { stmt } from '../src/fhir/statement.ts';
 import { registry } from '../src/registry/index.ts';
 import { Planner } from '../src/store/planner.ts';
-import { query } from '../src/store/query.ts';
+import { query, runOn } from '../src/store/query.ts';
 import { load, testApp } from './helpers/app.ts';
 
 /**
@@ -140,7 +140,7 @@ t.test('a page reads at most a page of rows per lookup, however many resources m
   const req = parseSearch([['phonetic', 'bernad']], {
     version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(), defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 50,
   });
-  const hints = await new Planner().plan(db.sql, req);
+  const hints = await new Planner().plan(runOn(db.sql), req);
   const [{ 'QUERY PLAN': [{ Plan: plan }] }] = await query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(db.sql,
     stmt`explain (analyze, format json) ${pageQuery(hints, rankPhase(req, 2), undefined, 51)}`);
   let read = 0;

@@ -2,7 +2,9 @@ import t from 'tap';
 import { parseSearch } from '../src/fhir/parse.ts';
 import { registry, type ResourceType } from '../src/registry/index.ts';
 import type { Entries } from '../src/fhir/entries.ts';
+import type { SearchRequest } from '../src/fhir/search-request.ts';
 import { planOnce } from '../src/store/classify.ts';
+import { decideExecution, executionPolicy } from '../src/store/execution.ts';
 import { SearchRouter } from '../src/store/router.ts';
 import { FIXTURES, testApp } from './helpers/app.ts';
 
@@ -17,6 +19,8 @@ const req = (type: ResourceType, q: string) =>
     now: Date.now(), defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 50,
   });
 const BASE = { base: 'http://fhir.test/fhir/v2' };
+/** A search on `router`, run as the route runs it: its execution decided under the router's policy. */
+const search = (router: SearchRouter, r: SearchRequest) => router.search(r, decideExecution(r, router.policy), BASE);
 /** The resource ids of rendered entries, in order. */
 const ids = (e: Entries) => (JSON.parse(`[${e.json.toString('utf8')}]`) as { resource: { id: string } }[]).map((x) => x.resource.id);
 
@@ -62,24 +66,25 @@ t.test('the two pools: generic plans for value-independent searches, custom plan
   const [{ plan_cache_mode: custom }] = await db.sql`show plan_cache_mode`;
   t.equal(generic, 'force_generic_plan');
   t.equal(custom, 'force_custom_plan');
-  t.equal(deps.router.runner.poolOf(req('Practitioner', 'identifier=10001010007'), deps.router.pools), db.generic);
-  t.equal(deps.router.runner.poolOf(req('Practitioner', 'name=martin'), deps.router.pools), db.sql);
+  const poolOf = (q: string) => deps.router.pools[decideExecution(req('Practitioner', q), deps.router.policy).pool];
+  t.equal(poolOf('identifier=10001010007'), db.generic);
+  t.equal(poolOf('name=martin'), db.sql);
 
   // The same lookups, many times over (a generic plan is reused after the first executions), answer
   // exactly what a custom plan answers.
   const [{ id, ident }] = await db.sql<{ id: string; ident: string }[]>`
     select id, content->'identifier'->0->>'value' as ident from resource where type = 'Practitioner' order by rid limit 1`;
-  const customOnly = new SearchRouter({ pools: { ...deps.router.pools, generic: db.sql }, cursorSecret: 'test-secret-0123456789', includeCap: 1000, totalBudgetMs: 5000, laneWidth: 2 });
-  const expected = ids((await customOnly.search(req('Practitioner', `identifier=${ident}`), BASE)).matches);
+  const customOnly = new SearchRouter({ pools: { ...deps.router.pools, generic: db.sql }, cursorSecret: 'test-secret-0123456789', includeCap: 1000, policy: executionPolicy({ heavySearches: 2, workers: 1, statementTimeoutMs: 0, totalBudgetMs: 5000 }) });
+  const expected = ids((await search(customOnly, req('Practitioner', `identifier=${ident}`))).matches);
   t.ok(expected.includes(id), 'the custom plan finds the resource');
   for (let i = 0; i < 8; i++) {
-    const byIdent = await deps.router.search(req('Practitioner', `identifier=${ident}`), BASE);
+    const byIdent = await search(deps.router, req('Practitioner', `identifier=${ident}`));
     t.same(ids(byIdent.matches), expected, `identifier lookup, run ${i + 1}`);
-    const none = await deps.router.search(req('Practitioner', `identifier=no-such-${i}`), BASE);
+    const none = await search(deps.router, req('Practitioner', `identifier=no-such-${i}`));
     t.equal(none.matches.count, 0, `unknown identifier, run ${i + 1}`);
   }
-  const custom1 = await customOnly.search(req('PractitionerRole', `practitioner.identifier=${ident}&_include=PractitionerRole:organization`), BASE);
-  const generic1 = await deps.router.search(req('PractitionerRole', `practitioner.identifier=${ident}&_include=PractitionerRole:organization`), BASE);
+  const custom1 = await search(customOnly, req('PractitionerRole', `practitioner.identifier=${ident}&_include=PractitionerRole:organization`));
+  const generic1 = await search(deps.router, req('PractitionerRole', `practitioner.identifier=${ident}&_include=PractitionerRole:organization`));
   t.same(ids(generic1.matches), ids(custom1.matches), 'chain: same matches on both pools');
   t.ok(generic1.includes.count > 0, 'the chain finds roles with organizations');
   t.same(ids(generic1.includes), ids(custom1.includes), 'includes: same resources on both pools');
@@ -94,9 +99,9 @@ t.test('the lanes: every search but a lookup waits its turn, a lookup never does
   const holders = Array.from({ length: router.lanes.page.width }, () => router.lanes.page.admit(() => held));
   const settledWithin = async <T,>(p: Promise<T>, ms: number) =>
     Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
-  const lookup = router.search(req('Practitioner', 'identifier=10100000024'), BASE);
+  const lookup = search(router, req('Practitioner', 'identifier=10100000024'));
   t.equal(await settledWithin(lookup, 2000), true, 'a lookup answers while the lane is full');
-  const byName = router.search(req('Practitioner', 'family=martin'), BASE);
+  const byName = search(router, req('Practitioner', 'family=martin'));
   t.equal(await settledWithin(byName, 300), false, 'a search by name waits for its turn');
   release();
   await Promise.all(holders);

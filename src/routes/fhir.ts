@@ -7,11 +7,12 @@ import { parseSearch } from '../fhir/parse.ts';
 import type { Config } from '../config.ts';
 import type { Bases } from '../fhir/entries.ts';
 import type { SearchRouter } from '../store/router.ts';
-import { classify } from '../store/classify.ts';
+import { decideExecution } from '../store/execution.ts';
 import { READ_TYPES, RESOURCE_TYPES, VERSION_TYPES, VERSIONS, type Registry, type ResourceType, type Version } from '../registry/index.ts';
 
 /**
- * The FHIR endpoints: thin adapters from HTTP to parse → route (plan, compile, execute) → Bundle.
+ * The FHIR endpoints: thin adapters from HTTP to parse → decide the execution → route (plan,
+ * compile, execute) → Bundle.
  * Both versions and every type go through the same handlers.
  */
 export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
@@ -22,7 +23,7 @@ export const V1_DEPRECATION = `@${Date.UTC(2025, 3, 28) / 1000}`;
 export interface FhirRoutesDeps {
   config: Pick<Config, 'publicBaseUrl' | 'defaultCount' | 'maxCount' | 'maxValuesPerParam' | 'maxParams'>;
   registry: Registry;
-  router: Pick<SearchRouter, 'search' | 'read'>;
+  router: Pick<SearchRouter, 'search' | 'read' | 'policy'>;
   softwareVersion: string;
   startedAt: string;
 }
@@ -105,8 +106,9 @@ export async function fhirRoutes(app: FastifyInstance, deps: FhirRoutesDeps): Pr
       maxParams: deps.config.maxParams,
     });
     const bases = basesOf(root, version);
-    req.searchClass = classify(parsed); // a label of the request metrics
-    const result = await deps.router.search(parsed, bases);
+    const execution = decideExecution(parsed, deps.router.policy);
+    req.searchClass = execution.class; // a label of the request metrics
+    const result = await deps.router.search(parsed, execution, bases);
     versionHeaders(reply, version, root, type);
     const bundle = searchBundle({ base: bases.base, req: parsed, ...result });
     if (Buffer.isBuffer(bundle)) return bundle;

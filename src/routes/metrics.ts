@@ -13,7 +13,7 @@ import { METRICS_PATH } from './security.ts';
  */
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The class of the search the request runs (src/store/classify.ts), set by the search route. */
+    /** The class of the search the request runs (its execution, src/store/execution.ts), set by the search route. */
     searchClass: SearchClass | null;
   }
   interface FastifyContextConfig {

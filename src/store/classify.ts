@@ -2,8 +2,8 @@ import { countedQuery } from '../fhir/compile.ts';
 import type { Condition, SearchRequest } from '../fhir/search-request.ts';
 
 /**
- * Where a search runs: the policy the router (lanes) and the runner (pools) follow, decided from
- * the parsed request alone.
+ * The class of a search, from the parsed request alone: what its execution (src/store/execution.ts,
+ * the only caller) decides its lane and pools from.
  *
  * - `lookup`: every condition an equality on a `selective` parameter (identifiers, ids, references,
  *   possibly through a chain), no `_sort`: a handful of matches whatever the values. Never waits in

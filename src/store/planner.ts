@@ -1,4 +1,3 @@
-import type { Sql } from '../db.ts';
 import { matchSet } from '../fhir/compile.ts';
 import { TYPO_MIN_LENGTH, typoSpellings } from '../fhir/phonetic.ts';
 import { sortBounds, sortedPageQuery } from '../fhir/sort.ts';
@@ -7,7 +6,7 @@ import type { Condition, PlanHints, SearchRequest, SortPath } from '../fhir/sear
 import { stmt, type Statement } from '../fhir/statement.ts';
 import { containsNeedle, likeEscape } from '../fhir/types/string.ts';
 import type { BoundParam } from '../registry/index.ts';
-import { query } from './query.ts';
+import type { Run } from './query.ts';
 import { TokenSystems } from './token-systems.ts';
 
 /**
@@ -21,6 +20,8 @@ import { TokenSystems } from './token-systems.ts';
  * key-order walk reads about n × P / m entries to fill a page of n over a parameter's P rows, the
  * value's own set m rows each `rowCost` times dearer than a walked entry, so m = √(n × P / rowCost).
  * Decisions are kept a minute: they only steer plans, so a stale one costs time, never results.
+ * It chooses no connection and sends nothing itself: its statements go through the `run` the runner
+ * hands it (src/store/runner.ts), on the search's pool.
  */
 export class Planner {
   private readonly decisions = new Map<string, { value: unknown; at: number }>();
@@ -28,8 +29,8 @@ export class Planner {
 
   constructor(readonly systems = new TokenSystems()) {}
 
-  /** The hints of `req`, asked of `db`, the pool its statements run on. */
-  async plan(db: Sql, req: SearchRequest): Promise<PlanHints> {
+  /** The hints of `req`, asked through `run`: on the pool its statements run on. */
+  async plan(run: Run, req: SearchRequest): Promise<PlanHints> {
     const uris = new Set<string>();
     const needles: { param: number; needle: string }[] = [];
     const prefixes: { param: number; norm: string }[] = [];
@@ -50,26 +51,26 @@ export class Planner {
       if (c.kind === 'chain' || c.kind === 'has') walk(c.inner);
     };
     req.conditions.forEach(walk);
-    await this.systems.find(db, uris);
+    await this.systems.find(run, uris);
     const pageRows = req.count + 1;
     const [common, rare] = await Promise.all([
-      Promise.all(needles.map(async ({ param, needle }) => ((await this.isCommon(db, param, needle, pageRows)) ? `${param}/${needle}` : undefined))),
-      Promise.all(prefixes.map(async ({ param, norm }) => ((await this.isRarePrefix(db, param, norm, pageRows)) ? `${param}/${norm}` : undefined))),
+      Promise.all(needles.map(async ({ param, needle }) => ((await this.isCommon(run, param, needle, pageRows)) ? `${param}/${needle}` : undefined))),
+      Promise.all(prefixes.map(async ({ param, norm }) => ((await this.isRarePrefix(run, param, norm, pageRows)) ? `${param}/${norm}` : undefined))),
     ]);
     const hints: PlanHints = {
       systemId: (uri) => this.systems.known(uri),
       commonNeedles: new Set(common.filter((k): k is string => k !== undefined)),
       rarePrefixes: new Set(rare.filter((k): k is string => k !== undefined)),
     };
-    const spellings = await spellingsOf(db, req);
+    const spellings = await spellingsOf(run, req);
     if (spellings) hints.spellings = spellings;
-    if (req.sort.length && req.conditions.length && req.count > 0) hints.sortPath = await this.sortPathOf(db, hints, req);
+    if (req.sort.length && req.conditions.length && req.count > 0) hints.sortPath = await this.sortPathOf(run, hints, req);
     return hints;
   }
 
   /** The planner's estimate of the matches (`_total=estimate`). */
-  async estimateMatches(db: Sql, hints: PlanHints, req: SearchRequest): Promise<number> {
-    return Math.round(await planRows(db, matchSet(hints, req)));
+  async estimateMatches(run: Run, hints: PlanHints, req: SearchRequest): Promise<number> {
+    return Math.round(await planRows(run, matchSet(hints, req)));
   }
 
   /**
@@ -79,10 +80,10 @@ export class Planner {
    * rather than estimated: the statistics of `norm` mix every string parameter, and a prefix
    * common in addresses looks common in names too.
    */
-  private async isRarePrefix(db: Sql, param: number, norm: string, pageRows: number): Promise<boolean> {
-    const crossover = Math.ceil(Math.sqrt((pageRows * (await this.stringRows(db, param))) / RANGE_ROW_COST));
+  private async isRarePrefix(run: Run, param: number, norm: string, pageRows: number): Promise<boolean> {
+    const crossover = Math.ceil(Math.sqrt((pageRows * (await this.stringRows(run, param))) / RANGE_ROW_COST));
     return this.decided(`prefix/${param}/${norm}/${crossover}`, async () => {
-      const [{ n }] = await query<{ n: string }[]>(db, stmt`
+      const [{ n }] = await run<{ n: string }[]>(stmt`
         select count(*) as n from (select 1 from string_idx s where s.param = ${param} and s.norm >= ${norm} and s.norm < ${prefixUpperBound(norm)!} limit ${crossover}) x`);
       return Number(n) < crossover;
     });
@@ -93,11 +94,11 @@ export class Planner {
    * above the crossover: the key-order walk then fills the page sooner than the trigram path reads
    * the needle's rows.
    */
-  private async isCommon(db: Sql, param: number, needle: string, pageRows: number): Promise<boolean> {
-    const crossover = Math.ceil(Math.sqrt((pageRows * (await this.stringRows(db, param))) / CONTAINS_ROW_COST));
+  private async isCommon(run: Run, param: number, needle: string, pageRows: number): Promise<boolean> {
+    const crossover = Math.ceil(Math.sqrt((pageRows * (await this.stringRows(run, param))) / CONTAINS_ROW_COST));
     return this.decided(`needle/${param}/${needle}/${crossover}`, async () => {
       const pattern = `%${likeEscape(needle)}%`;
-      return (await planRows(db, stmt`select 1 from string_idx s where s.param = ${param} and s.norm like ${pattern}`)) > crossover;
+      return (await planRows(run, stmt`select 1 from string_idx s where s.param = ${param} and s.norm like ${pattern}`)) > crossover;
     });
   }
 
@@ -109,26 +110,26 @@ export class Planner {
    * hashed walk is taken only if PostgreSQL does hash the set (its estimate of the set must fit its
    * hash memory), which an EXPLAIN of the page tells.
    */
-  private async sortPathOf(db: Sql, hints: PlanHints, req: SearchRequest): Promise<SortPath> {
+  private async sortPathOf(run: Run, hints: PlanHints, req: SearchRequest): Promise<SortPath> {
     // Conditions that all bound the key's own index: the walk reads the matches and nothing else.
     if (sortBounds(req).length === req.conditions.length) return 'walk';
-    const walked = (req.count + 1) * (await this.keyRows(db, req.sort[0].param, req.type));
+    const walked = (req.count + 1) * (await this.keyRows(run, req.sort[0].param, req.type));
     const cap = crossover(walked, SORT_PATHS.hashed, SORT_PATHS.walk);
     const criteria = req.criteria.map(([k, v]) => `${k}=${v}`).sort().join('&');
     return this.decided(`sort/${req.type}/${req.sort[0].param.id}/${criteria}/${cap}`, async () => {
-      const [{ n }] = await query<{ n: string }[]>(db, stmt`select count(*) as n from (${matchSet(hints, req)} limit ${cap}) x`);
+      const [{ n }] = await run<{ n: string }[]>(stmt`select count(*) as n from (${matchSet(hints, req)} limit ${cap}) x`);
       const m = Math.max(1, Number(n));
       const cost = (p: SortPath) => m * SORT_PATHS[p].match + (walked / m) * SORT_PATHS[p].walked;
       const cheapest = (paths: SortPath[]) => paths.reduce((a, b) => (cost(b) < cost(a) ? b : a));
       const best = cheapest(['sorted', 'hashed', 'walk']);
-      if (best !== 'hashed' || (await this.hashes(db, hints, req))) return best;
+      if (best !== 'hashed' || (await this.hashes(run, hints, req))) return best;
       return cheapest(['sorted', 'walk']);
     });
   }
 
   /** Whether PostgreSQL hashes the matches' set of a hashed sort walk (rather than scanning it per row). */
-  private async hashes(db: Sql, hints: PlanHints, req: SearchRequest): Promise<boolean> {
-    const plan = await query<{ 'QUERY PLAN': string }[]>(db, stmt`explain ${sortedPageQuery({ ...hints, sortPath: 'hashed' }, req, 1, undefined, req.count + 1)}`);
+  private async hashes(run: Run, hints: PlanHints, req: SearchRequest): Promise<boolean> {
+    const plan = await run<{ 'QUERY PLAN': string }[]>(stmt`explain ${sortedPageQuery({ ...hints, sortPath: 'hashed' }, req, 1, undefined, req.count + 1)}`);
     return plan.some((row) => row['QUERY PLAN'].includes('hashed SubPlan'));
   }
 
@@ -142,26 +143,26 @@ export class Planner {
   }
 
   /** Rows of a sort key's index (for `_id`, the resources of the type). */
-  private keyRows(db: Sql, param: BoundParam, type: string): Promise<number> {
-    if (param.column === 'id') return this.typeRows(db, type);
-    if (param.type === 'date') return this.estimate(db, `date/${param.id}`, stmt`select 1 from date_idx d where d.param = ${param.id}`);
-    return this.stringRows(db, param.id);
+  private keyRows(run: Run, param: BoundParam, type: string): Promise<number> {
+    if (param.column === 'id') return this.typeRows(run, type);
+    if (param.type === 'date') return this.estimate(run, `date/${param.id}`, stmt`select 1 from date_idx d where d.param = ${param.id}`);
+    return this.stringRows(run, param.id);
   }
 
   /** The resources of a type, as PostgreSQL's statistics estimate them (no count: GET / shows it). */
-  typeRows(db: Sql, type: string): Promise<number> {
-    return this.estimate(db, `type/${type}`, stmt`select 1 from resource r where r.type = ${type}`);
+  typeRows(run: Run, type: string): Promise<number> {
+    return this.estimate(run, `type/${type}`, stmt`select 1 from resource r where r.type = ${type}`);
   }
 
-  private stringRows(db: Sql, param: number): Promise<number> {
-    return this.estimate(db, `string/${param}`, stmt`select 1 from string_idx s where s.param = ${param}`);
+  private stringRows(run: Run, param: number): Promise<number> {
+    return this.estimate(run, `string/${param}`, stmt`select 1 from string_idx s where s.param = ${param}`);
   }
 
   /** PostgreSQL's estimate of a statement's rows, kept a minute. */
-  private async estimate(db: Sql, key: string, rows: Statement): Promise<number> {
+  private async estimate(run: Run, key: string, rows: Statement): Promise<number> {
     const hit = this.estimates.get(key);
     if (hit && Date.now() - hit.at < 60_000) return hit.n;
-    const n = await planRows(db, rows);
+    const n = await planRows(run, rows);
     this.estimates.set(key, { n, at: Date.now() });
     return n;
   }
@@ -190,8 +191,8 @@ function crossover(walked: number, a: { match: number; walked: number }, b: { ma
   return Math.ceil(Math.sqrt((walked * (a.walked - b.walked)) / (b.match - a.match)));
 }
 
-async function planRows(db: Sql, rows: Statement): Promise<number> {
-  const [row] = await query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>(db, stmt`explain (format json) ${rows}`);
+async function planRows(run: Run, rows: Statement): Promise<number> {
+  const [row] = await run<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>(stmt`explain (format json) ${rows}`);
   return row['QUERY PLAN'][0].Plan['Plan Rows'];
 }
 
@@ -201,7 +202,7 @@ async function planRows(db: Sql, rows: Statement): Promise<number> {
  * alone (src/fhir/types/phonetic.ts). Asked for every search, never kept: a name written a moment
  * ago must be found.
  */
-async function spellingsOf(db: Sql, req: SearchRequest): Promise<Map<string, string[]> | undefined> {
+async function spellingsOf(run: Run, req: SearchRequest): Promise<Map<string, string[]> | undefined> {
   const words = new Map<string, { param: number; word: string }>();
   for (const c of req.conditions) {
     if (c.kind !== 'phonetic') continue;
@@ -224,7 +225,7 @@ async function spellingsOf(db: Sql, req: SearchRequest): Promise<Map<string, str
       spellings.push(v);
     }
   }
-  const found = await query<{ key: string; v: string }[]>(db, stmt`
+  const found = await run<{ key: string; v: string }[]>(stmt`
     select k.key, k.v from unnest(${keys}::text[], ${params}::int[], ${spellings}::text[]) k(key, param, v)
     where exists (select 1 from phonetic_idx p where p.param = k.param and p.word = k.v)`);
   for (const { key, v } of found) out.get(key)!.push(v);

@@ -46,3 +46,12 @@ export function query<T extends readonly object[] = Record<string, unknown>[]>(d
   for (const observe of observers) observe(db, kept, q);
   return q;
 }
+
+/**
+ * A statement's rows on a connection the caller does not choose: the runner hands one, bound to
+ * the pool it chose, to whatever runs a search's statements for it (src/store/runner.ts `runOn`).
+ */
+export type Run = <T extends readonly object[] = Record<string, unknown>[]>(s: Statement, opts?: { raw?: boolean }) => Promise<T>;
+
+/** `query` on `db`, as a Run. */
+export const runOn = (db: Db): Run => (s, opts) => query(db, s, opts) as never;

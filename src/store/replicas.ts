@@ -1,6 +1,8 @@
 import { connectPools, connectUrl, endPools, type PoolOptions, type Pools, type Sql } from '../db.ts';
 import { classifyDbError } from '../db-errors.ts';
+import { flatten, stmt } from '../fhir/statement.ts';
 import { within } from '../timeout.ts';
+import type { Run } from './query.ts';
 
 /**
  * Reads on hot standbys (DATABASE_READ_URL): a Database's pools per replica, and a monitor that
@@ -57,7 +59,9 @@ export function databaseName(url: string): string {
 }
 
 /** The position a database has: replayed on a standby, written on a primary. */
-const POSITION = '(case when pg_is_in_recovery() then pg_last_wal_replay_lsn() else pg_current_wal_insert_lsn() end)::text';
+const POSITION = stmt`(case when pg_is_in_recovery() then pg_last_wal_replay_lsn() else pg_current_wal_insert_lsn() end)::text`;
+/** The position alone, as a statement. */
+const AT = stmt`select ${POSITION} as lsn`;
 
 /** How long a health check may take before the database counts as down. */
 const CHECK_DEADLINE_MS = 2000;
@@ -154,7 +158,7 @@ export class ReplicaSet {
     try {
       const [row] = await checked(
         m.probe.unsafe<{ lsn: string | null; age: number | null }[]>(
-          `select ${POSITION} as lsn, extract(epoch from now() - pg_last_xact_replay_timestamp())::float8 as age`,
+          flatten(stmt`select ${POSITION} as lsn, extract(epoch from now() - pg_last_xact_replay_timestamp())::float8 as age`).text,
         ),
       );
       if (row.lsn !== null) m.lsn = parseLsn(row.lsn);
@@ -218,7 +222,7 @@ export class ReplicaSet {
 
   private async refreshPosition(m: Member): Promise<bigint> {
     try {
-      const [{ lsn }] = await checked(m.probe.unsafe<{ lsn: string }[]>(`select ${POSITION} as lsn`));
+      const [{ lsn }] = await checked(m.probe.unsafe<{ lsn: string }[]>(flatten(AT).text));
       m.lsn = parseLsn(lsn);
     } catch {
       // left to the background check
@@ -247,9 +251,9 @@ export class ReplicaSet {
     throw last;
   }
 
-  /** The position `pools`' database is at now: what a page read on it has seen, at least. */
-  async position(pools: Pools): Promise<bigint> {
-    const [{ lsn }] = await pools.sql.unsafe<{ lsn: string }[]>(`select ${POSITION} as lsn`);
+  /** The position the database of `run` is at now: what a page read on it has seen, at least. */
+  async position(run: Run): Promise<bigint> {
+    const [{ lsn }] = await run<{ lsn: string }[]>(AT);
     return parseLsn(lsn);
   }
 

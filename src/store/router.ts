@@ -1,21 +1,20 @@
 import type { Pools } from '../db.ts';
 import { CursorCodec, type CursorState } from '../fhir/cursor.ts';
 import type { Bases, Entries } from '../fhir/entries.ts';
-import { FhirError } from '../fhir/outcome.ts';
 import type { SearchRequest } from '../fhir/search-request.ts';
 import { stmt } from '../fhir/statement.ts';
 import { within } from '../timeout.ts';
-import { classify } from './classify.ts';
+import { DeadlineExceeded } from './errors.ts';
+import type { Execution, ExecutionPolicy } from './execution.ts';
 import { Lane } from './lane.ts';
 import { Planner } from './planner.ts';
-import { query } from './query.ts';
 import { lookupCode, readResource } from './read.ts';
 import { formatLsn, parseLsn, type ReplicaSet } from './replicas.ts';
-import { SearchRunner } from './runner.ts';
+import { SearchRunner, statements } from './runner.ts';
 
 /**
- * The router: where and when a search runs. It decodes the cursor, puts the search in its class's
- * lane (src/store/classify.ts), chooses the database (the primary, or a replica that has replayed
+ * The router: a search's execution (src/store/execution.ts) carried out. It decodes the cursor,
+ * admits the search to its lane, chooses the database (the primary, or a replica that has replayed
  * the cursor's position), bounds the whole by the deadline, hands the statements to the runner
  * (src/store/runner.ts) and encodes the next cursor.
  */
@@ -36,16 +35,14 @@ export interface RouterOptions {
   /** HMAC key of paging cursors; the same on every instance (random when unset). */
   cursorSecret?: string;
   includeCap: number;
-  totalBudgetMs: number;
-  /** the most a search or read may take once it runs (0: no limit); see `deadline`. */
-  deadlineMs?: number;
-  /** searches of each lane run at once. */
-  laneWidth: number;
+  /** lane widths, deadline and count budget (src/store/execution.ts). */
+  policy: ExecutionPolicy;
 }
 
 export class SearchRouter {
   readonly pools: Pools;
   readonly replicas?: ReplicaSet;
+  readonly policy: ExecutionPolicy;
   readonly planner = new Planner();
   readonly runner: SearchRunner;
   readonly cursors: CursorCodec;
@@ -57,33 +54,36 @@ export class SearchRouter {
    */
   readonly lanes: { page: Lane; heavy: Lane };
 
-  constructor(private readonly o: RouterOptions) {
+  constructor(o: RouterOptions) {
     this.pools = o.pools;
     this.replicas = o.replicas;
+    this.policy = o.policy;
     this.cursors = new CursorCodec(o.cursorSecret);
-    this.lanes = { page: new Lane(o.laneWidth), heavy: new Lane(o.laneWidth) };
+    this.lanes = { page: new Lane(o.policy.laneWidth), heavy: new Lane(o.policy.laneWidth) };
     const saturated = () => this.lanes.page.load.waiting + this.lanes.heavy.load.waiting > 0;
-    this.runner = new SearchRunner(this.planner, { includeCap: o.includeCap, totalBudgetMs: o.totalBudgetMs, saturated });
+    this.runner = new SearchRunner(this.planner, { includeCap: o.includeCap, saturated });
   }
 
-  /** A search; `bases` say where each type is read (fullUrls). */
-  search(req: SearchRequest, bases: Bases): Promise<SearchResult> {
+  /** A search, run as `x` says (src/store/execution.ts decideExecution); `bases` say where each type is read (fullUrls). */
+  search(req: SearchRequest, x: Execution, bases: Bases): Promise<SearchResult> {
     const state = req.cursor === undefined ? undefined : this.cursors.decode(req, req.cursor);
-    const run = () => this.deadline(this.routed(req, state, bases));
-    const cls = classify(req);
-    return cls === 'lookup' ? run() : this.lanes[cls].admit(run);
+    const run = () => this.deadline(this.routed(req, x, state, bases), x.deadlineMs);
+    return x.lane === undefined ? run() : this.lanes[x.lane].admit(run);
   }
 
   /** The read interaction: the stored JSON text of one resource, or undefined. */
   read(type: string, id: string): Promise<string | undefined> {
-    const read = (pools: Pools) => readResource(pools.sql, type, id);
-    return this.deadline(this.replicas ? this.replicas.read(read) : read(this.pools));
+    return this.readOn((pools) => readResource(pools.sql, type, id));
   }
 
   /** A code's label (CodeSystem/$lookup), read like a resource. */
   lookup(system: string, code: string): Promise<{ system: boolean; display?: string }> {
-    const read = (pools: Pools) => lookupCode(pools.sql, system, code);
-    return this.deadline(this.replicas ? this.replicas.read(read) : read(this.pools));
+    return this.readOn((pools) => lookupCode(pools.sql, system, code));
+  }
+
+  /** A read on a replica, or on the primary, within the deadline. */
+  private readOn<T>(read: (pools: Pools) => Promise<T>): Promise<T> {
+    return this.deadline(this.replicas ? this.replicas.read(read) : read(this.pools), this.policy.deadlineMs);
   }
 
   /**
@@ -91,31 +91,31 @@ export class SearchRouter {
    * table is said to be empty: never analyzed, PostgreSQL would guess a few rows of each.
    */
   async typeEstimates(types: readonly string[]): Promise<Record<string, number>> {
-    const db = this.pools.generic;
+    const db = statements(this.pools.generic);
     const estimate = async () => {
-      const [{ any }] = await query<{ any: boolean }[]>(db, stmt`select exists (select 1 from resource) as any`);
+      const [{ any }] = await db<{ any: boolean }[]>(stmt`select exists (select 1 from resource) as any`);
       return Promise.all(types.map((t) => (any ? this.planner.typeRows(db, t) : 0)));
     };
-    const rows = await this.deadline(estimate());
+    const rows = await this.deadline(estimate(), this.policy.deadlineMs);
     return Object.fromEntries(types.map((t, i) => [t, rows[i]]));
   }
 
   /** A search on the primary, or on the replicas: a next page on one that has replayed its cursor's position. */
-  private async routed(req: SearchRequest, state: CursorState | undefined, bases: Bases): Promise<SearchResult> {
+  private async routed(req: SearchRequest, x: Execution, state: CursorState | undefined, bases: Bases): Promise<SearchResult> {
     const on = async (pools: Pools): Promise<SearchResult> => {
-      const page = await this.runner.search(pools, req, state, bases);
+      const page = await this.runner.search(pools, req, x, state, bases);
       const lsn = page.next && this.replicas ? await this.positionAfter(pools, state) : undefined;
       const total = req.total === 'estimate' ? undefined : page.total;
       const next = page.next ? this.cursors.encode(req, { ...page.next, total, lsn }) : undefined;
       return { matches: page.matches, includes: page.includes, total: page.total, next, warnings: page.warnings };
     };
-    if (!this.replicas) return on(this.pools);
+    if (!this.replicas || !x.replica) return on(this.pools);
     return this.replicas.read(on, state?.lsn === undefined ? undefined : parseLsn(state.lsn));
   }
 
   /** The position a next page must be read at, at least: the cursor's, or where `pools` is now. */
   private async positionAfter(pools: Pools, state: CursorState | undefined): Promise<string> {
-    const now = await this.replicas!.position(pools);
+    const now = await this.replicas!.position(statements(pools.sql));
     const before = state?.lsn === undefined ? 0n : parseLsn(state.lsn);
     return formatLsn(now > before ? now : before);
   }
@@ -123,11 +123,11 @@ export class SearchRouter {
   /**
    * A search's statements each end within the statement timeout, and a silent connection is closed
    * (src/db-socket.ts); this is the net below both: past the deadline, the answer is a 503 whatever
-   * the driver still waits for.
+   * the driver still waits for, a DeadlineExceeded.
    */
-  private deadline<T>(work: Promise<T>): Promise<T> {
-    return within(work, this.o.deadlineMs ?? 0, () => {
-      throw new FhirError(503, 'transient', 'the database did not answer in time; try again', { 'retry-after': '1' });
+  private deadline<T>(work: Promise<T>, ms: number): Promise<T> {
+    return within(work, ms, () => {
+      throw new DeadlineExceeded(ms);
     });
   }
 }

@@ -2,20 +2,20 @@ import type { Pools, Sql } from '../db.ts';
 import { countedQuery, countQuery, includeQuery, pageQuery, RANK_PHASES, ranked, rankPhase, type RankPhase } from '../fhir/compile.ts';
 import type { CursorState } from '../fhir/cursor.ts';
 import { concatEntries, noEntries, renderedEntries, renderStatement, subsettedEntries, subsetting, type Bases, type Entries } from '../fhir/entries.ts';
-import { FhirError } from '../fhir/outcome.ts';
 import type { PlanHints, SearchRequest } from '../fhir/search-request.ts';
 import { hasPhase2, sortedPageQuery } from '../fhir/sort.ts';
 import type { Statement } from '../fhir/statement.ts';
 import { within } from '../timeout.ts';
-import { classify, planOnce, type SearchClass } from './classify.ts';
+import { SearchTimedOut } from './errors.ts';
+import type { Execution } from './execution.ts';
 import { Planner } from './planner.ts';
-import { query } from './query.ts';
+import { query, runOn, type Run } from './query.ts';
 
 /**
- * The runner: one search's statements on one database — plan (src/store/planner.ts), compile
- * (src/fhir/compile.ts, sort.ts), then the page, the count behind `total` and the included
- * resources, in that order. Where and when a search runs (lanes, replicas, the deadline, cursors)
- * is the router's (src/store/router.ts).
+ * The runner: one search's statements on one database, on the pools its execution names
+ * (src/store/execution.ts) — plan (src/store/planner.ts), compile (src/fhir/compile.ts, sort.ts),
+ * then the page, the count behind `total` and the included resources, in that order. Where and
+ * when a search runs (lanes, replicas, the deadline, cursors) is the router's (src/store/router.ts).
  */
 export interface PageResult {
   matches: Entries;
@@ -29,8 +29,6 @@ export interface PageResult {
 export interface RunnerOptions {
   /** included resources per page at most (INCLUDE_CAP). */
   includeCap: number;
-  /** time a first page's count may take (TOTAL_BUDGET_MS). */
-  totalBudgetMs: number;
   /** true while searches wait for a core (the router's lanes): no count is started then. */
   saturated?: () => boolean;
 }
@@ -46,21 +44,9 @@ export class SearchRunner {
     private readonly o: RunnerOptions,
   ) {}
 
-  /**
-   * The pool a search's statements run on: a heavy search's on the pool of heavy searches, so that
-   * they never wait in line in front of light ones on the connections those pipeline on; a search
-   * whose plans cannot depend on its values on the pool planned once; the others on the pool
-   * planned for their values.
-   */
-  poolOf(req: SearchRequest, pools: Pools, cls: SearchClass = classify(req)): Sql {
-    if (cls === 'heavy') return pools.heavy;
-    return planOnce(req) && req.sort.length === 0 ? pools.generic : pools.sql;
-  }
-
   /** The page after `state` (the first without it), its total when known, its includes. */
-  async search(pools: Pools, req: SearchRequest, state: CursorState | undefined, bases: Bases): Promise<PageResult> {
-    const cls = classify(req);
-    const db = this.poolOf(req, pools, cls);
+  async search(pools: Pools, req: SearchRequest, x: Execution, state: CursorState | undefined, bases: Bases): Promise<PageResult> {
+    const db = statements(pools[x.pool]);
     const warnings = [...req.warnings];
     const hints = await this.planner.plan(db, req);
     if (req.count === 0 || req.summary === 'count') return { matches: noEntries, includes: noEntries, total: await countAll(db, hints, req), warnings };
@@ -70,33 +56,26 @@ export class SearchRunner {
     // and a count started for it would burn a core for nothing. A lookup is not estimated. While
     // searches wait for a core, none is counted: the core goes to them (kept totals are still read).
     const counted = countedQuery(hints, req);
-    const first = !state && req.total === undefined && cls !== 'lookup';
+    const first = !state && x.totalBeside;
+    const count = pools[x.countPool];
     const kept = first && counted ? read(db, counted) : undefined;
-    const estimated = first && !counted && !this.saturated() ? this.countable(pools.count, hints, req) : undefined;
+    const estimated = first && !counted && !this.saturated() ? this.countable(count, hints, req, x.countBudgetMs) : undefined;
     kept?.catch(() => {});
     estimated?.catch(() => {});
     const keys = req.include.length > 0 || req.revinclude.length > 0;
-    let page: Entries & { rank?: RankPhase };
-    try {
-      page = await this.matches(db, hints, req, state, bases, keys);
-    } catch (err) {
-      if (isTimeout(err)) throw new FhirError(503, 'timeout', 'the search took too long and was cancelled; narrow it down with more selective parameters');
-      throw err;
-    }
+    const page = await this.matches(statements(pools[x.pool], 'matches'), hints, req, state, bases, keys);
     const hasNext = page.rows > req.count;
     let total: number | undefined = state?.total;
     if (total === undefined && req.total !== 'none') {
       if (!state && !hasNext) total = page.count;
       else if (req.total === 'accurate') total = await countAll(db, hints, req);
       else if (req.total === 'estimate') total = await this.planner.estimateMatches(db, hints, req);
-      else if (!state) total = counted ? await (kept ?? read(db, counted)) : await this.countFullPage(pools.count, hints, req, estimated);
+      else if (!state) total = counted ? await (kept ?? read(db, counted)) : await this.countFullPage(count, hints, req, x.countBudgetMs, estimated);
     }
     let includes = noEntries;
     if (keys) {
-      // On the search's own pool, or the pool planned for its values beside a lookup's: the lookups'
-      // connections run nothing that could keep them waiting.
       const statement = includeQuery(req, page, this.o.includeCap + 1);
-      if (statement) includes = await rendered(db === pools.generic ? pools.sql : db, statement, bases, 'include', this.o.includeCap, false);
+      if (statement) includes = await rendered(statements(pools[x.includePool]), statement, bases, 'include', this.o.includeCap, false);
       if (includes.rows > this.o.includeCap) warnings.push(`more than ${this.o.includeCap} resources to include on this page: only the first ${this.o.includeCap} are given`);
     }
     return { matches: page, includes, total, next: hasNext ? { ...nextStart(req, page.last!), rank: page.rank } : undefined, warnings };
@@ -108,18 +87,17 @@ export class SearchRunner {
    * budget is not counted at all: its total would be omitted anyway, and the count would take the
    * whole budget from the machine.
    */
-  private async countable(count: Sql, hints: PlanHints, req: SearchRequest): Promise<number | undefined> {
-    const budget = this.o.totalBudgetMs;
+  private async countable(count: Sql, hints: PlanHints, req: SearchRequest, budget: number): Promise<number | undefined> {
     if (budget <= 0) return undefined;
-    const estimated = await within(this.planner.estimateMatches(count, hints, req), budget, () => undefined);
+    const estimated = await within(this.planner.estimateMatches(statements(count), hints, req), budget, () => undefined);
     return estimated !== undefined && estimated <= budget * COUNTED_ROWS_PER_MS ? estimated : undefined;
   }
 
   /** The count behind a full first page, within TOTAL_BUDGET_MS, when its estimate (made beside the page, or now) says a count can finish. */
-  private async countFullPage(count: Sql, hints: PlanHints, req: SearchRequest, estimated?: Promise<number | undefined>): Promise<number | undefined> {
+  private async countFullPage(count: Sql, hints: PlanHints, req: SearchRequest, budget: number, estimated?: Promise<number | undefined>): Promise<number | undefined> {
     if (this.saturated()) return undefined;
-    if ((await (estimated ?? this.countable(count, hints, req))) === undefined) return undefined;
-    return countWithin(count, hints, req, this.o.totalBudgetMs);
+    if ((await (estimated ?? this.countable(count, hints, req, budget))) === undefined) return undefined;
+    return countWithin(count, hints, req, budget);
   }
 
   private saturated(): boolean {
@@ -132,7 +110,7 @@ export class SearchRunner {
    * read the same way from its rank phase on (`rank`: the phase of its last entry).
    */
   private async matches(
-    db: Sql,
+    db: Run,
     hints: PlanHints,
     req: SearchRequest,
     state: CursorState | undefined,
@@ -166,15 +144,33 @@ export class SearchRunner {
   }
 }
 
+/**
+ * Every statement of a search goes through here (the planner's too: it is handed the Run), on the
+ * pool the search's execution names; only `countWithin` keeps the driver's query, to take it out of
+ * the pool's queue. A statement of the page's matches cancelled by its statement timeout is a
+ * SearchTimedOut; any other failure is the driver's own (src/db-errors.ts).
+ */
+export function statements(db: Sql, step: 'matches' | 'other' = 'other'): Run {
+  const run = runOn(db);
+  if (step === 'other') return run;
+  return async (s, opts) => {
+    try {
+      return await run(s, opts);
+    } catch (err) {
+      throw isTimeout(err) ? new SearchTimedOut({ cause: err }) : err;
+    }
+  };
+}
+
 /** `rows` (rid, type, id, content, ord, key) written as entries by the database. */
-async function rendered(db: Sql, rows: Statement, bases: Bases, mode: 'match' | 'include', shown: number, keys: boolean): Promise<Entries> {
-  const [row] = (await query(db, renderStatement(rows, { bases, mode, shown, keys }), { raw: true })) as unknown as (Buffer | null)[][];
+async function rendered(db: Run, rows: Statement, bases: Bases, mode: 'match' | 'include', shown: number, keys: boolean): Promise<Entries> {
+  const [row] = await db<(Buffer | null)[][]>(renderStatement(rows, { bases, mode, shown, keys }), { raw: true });
   return renderedEntries(row, shown);
 }
 
 /** `rows` read as they are and written as subsetted entries here. */
-async function subsetted(db: Sql, req: SearchRequest, rows: Statement, bases: Bases, shown: number): Promise<Entries> {
-  return subsettedEntries(req, (await query(db, rows, { raw: true })) as unknown as Buffer[][], bases, shown);
+async function subsetted(db: Run, req: SearchRequest, rows: Statement, bases: Bases, shown: number): Promise<Entries> {
+  return subsettedEntries(req, await db<Buffer[][]>(rows, { raw: true }), bases, shown);
 }
 
 /** Where the page after the row whose `key` column is `last` starts: a rid, or a sorted row's JSON key. */
@@ -185,12 +181,12 @@ function nextStart(req: SearchRequest, last: string): Pick<CursorState, 'after' 
 }
 
 /** The number of matches: read when the write path keeps it, else counted however long it takes. */
-export async function countAll(db: Sql, hints: PlanHints, req: SearchRequest): Promise<number> {
+export async function countAll(db: Run, hints: PlanHints, req: SearchRequest): Promise<number> {
   return read(db, countedQuery(hints, req) ?? countQuery(hints, req));
 }
 
 /** A count statement's one number. */
-const read = async (db: Sql, statement: Statement): Promise<number> => Number((await query<{ count: string }[]>(db, statement))[0].count);
+const read = async (db: Run, statement: Statement): Promise<number> => Number((await db<{ count: string }[]>(statement))[0].count);
 
 /**
  * The number of matches, or undefined when it is not known within `budgetMs` of asking, waiting

@@ -1,4 +1,6 @@
 import type { Db } from '../db.ts';
+import { stmt } from '../fhir/statement.ts';
+import { runOn, type Run } from './query.ts';
 
 /**
  * Token system URIs and their ids in token_system (index rows store the id; 0 is no system), cached
@@ -8,11 +10,11 @@ import type { Db } from '../db.ts';
 export class TokenSystems {
   private readonly ids = new Map<string, number>();
 
-  /** Reads the ids of `uris` not cached yet (a search: a system nobody stored stays unknown). */
-  async find(db: Db, uris: Iterable<string>): Promise<void> {
+  /** Reads the ids of `uris` not cached yet through `run` (a search: a system nobody stored stays unknown). */
+  async find(run: Run, uris: Iterable<string>): Promise<void> {
     const missing = [...new Set(uris)].filter((u) => !this.ids.has(u));
     if (missing.length === 0) return;
-    const found = await db<{ id: number; uri: string }[]>`select id, uri from token_system where uri = any(${missing}::text[])`;
+    const found = await run<{ id: number; uri: string }[]>(stmt`select id, uri from token_system where uri = any(${missing}::text[])`);
     for (const r of found) this.ids.set(r.uri, r.id);
   }
 
@@ -24,7 +26,7 @@ export class TokenSystems {
     const missing = [...new Set(uris)].filter((u) => !this.ids.has(u));
     if (missing.length === 0) return;
     await db`insert into token_system (uri) select unnest(${missing}::text[]) on conflict (uri) do nothing`;
-    await this.find(db, missing);
+    await this.find(runOn(db), missing);
   }
 
   /** The id of a system found or interned; undefined when unknown. */
