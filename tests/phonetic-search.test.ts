@@ -39,6 +39,10 @@ const people = [
   practitioner('martineau', 'Martineau', 'Louis'),
   practitioner('marin', 'Marin', 'Louis'),
   practitioner('morin', 'Morin', 'Louis'),
+  practitioner('fontaine', 'Fontaine', 'Jean'),
+  practitioner('lafontaine', 'Lafontaine', 'Jean'),
+  practitioner('la-fontaine', 'La Fontaine', 'Jean'),
+  practitioner('fontenay', 'Fontenay', 'Jean'),
   ...Array.from({ length: 120 }, (_, i) => practitioner(`bernard-${String(i).padStart(3, '0')}`, 'Bernard', 'Luc')),
   // Two words, each matched exactly, by sound or by a typo ("roux" is too short for typos).
   practitioner('granier-roux', 'Granier-Roux', 'Paul'),
@@ -98,6 +102,18 @@ t.test('sound-alikes and typos of the names users mistype', async (t) => {
     const { ids } = await all(`/fhir/v2/Practitioner?phonetic=${encodeURIComponent(value)}`);
     for (const id of expected) t.ok(ids.includes(id), `phonetic=${value} finds ${id} (${ids.join(', ')})`);
     t.notOk(ids.includes('dumont'), `phonetic=${value}: not Dumont`);
+  }
+});
+
+t.test('a name heard, typed as it sounds: fontene and lafontene find Fontaine and Lafontaine', async (t) => {
+  for (const [value, expected] of [
+    ['fontene', ['fontaine', 'la-fontaine']],
+    ['fontène', ['fontaine', 'la-fontaine']],
+    ['lafontene', ['lafontaine', 'la-fontaine']],
+    ['la fontene', ['la-fontaine', 'lafontaine']],
+  ] as const) {
+    const { ids } = await all(`/fhir/v2/Practitioner?phonetic=${encodeURIComponent(value)}`);
+    t.same([...ids].sort(), [...expected].sort(), `phonetic=${value}: ${expected.join(', ')}, not Fontenay`);
   }
 });
 

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import t from 'tap';
-import { phoneticWords, soundOf, typoVariants, TYPO_MIN_LENGTH, withinOneTypo } from '../src/fhir/phonetic.ts';
+import { phoneticWords, SOUND_KEYS_VERSION, soundOf, typoVariants, TYPO_MIN_LENGTH, withinOneTypo } from '../src/fhir/phonetic.ts';
 
 /** Folded words as phoneticWords gives them; a small alphabet makes near-misses likely. */
 const word = (letters: string, minLength: number, maxLength: number): fc.Arbitrary<string> =>
@@ -54,6 +55,21 @@ t.test('soundOf: French sound-alike names share a key', async (t) => {
   for (const [first, ...rest] of groups) for (const w of rest) t.equal(soundOf(w), soundOf(first), `${first} ~ ${w}`);
 });
 
+t.test('soundOf: an n before a vowel is never nasal, and a final ene sounds as ène, aine, eine and enne', async (t) => {
+  // Folded, "Fontène" is "fontene": heard and typed, it must find Fontaine.
+  const groups = [
+    ['fontaine', 'fontene', 'fontenne', 'fonteine', 'fontaines', 'fontenes'], ['lafontaine', 'lafontene'],
+    ['helene', 'helaine', 'helenne'], ['irene', 'iraine'], ['jeanne', 'jeane', 'jane'], ['fabienne', 'fabiene'],
+    ['antoine', 'antoinne', 'antouane'], ['simone', 'simonne'], ['anne', 'ane'], ['martine', 'martinne'],
+    ['lune', 'lunne'], ['etienne', 'etiene'],
+  ];
+  for (const [first, ...rest] of groups) for (const w of rest) t.equal(soundOf(w), soundOf(first), `${first} ~ ${w}`);
+  const nasal = [['antoine', 'antoin'], ['jeane', 'jean'], ['fabiene', 'fabien'], ['simone', 'simon'], ['fontene', 'fonten'], ['martine', 'martin'], ['lune', 'lun']];
+  for (const [vowel, end] of nasal) t.not(soundOf(vowel), soundOf(end), `${vowel} is not ${end}`);
+  // Not final, e before n and a vowel is still the e of Renaud, Denis, Fontenay.
+  t.same(['fontenay', 'renaud', 'menard'].map(soundOf), ['f3tenE', 'reno', 'menar']);
+});
+
 t.test('soundOf keeps different names apart', async (t) => {
   const distinct = [
     ['martin', 'martineau', 'marin', 'martine'], ['dupont', 'dumont'], ['bernard', 'benard'],
@@ -83,6 +99,19 @@ t.test('soundOf keeps different names apart', async (t) => {
   for (const s of surnames) byKey.set(soundOf(s), [...(byKey.get(soundOf(s)) ?? []), s]);
   const shared = [...byKey.values()].filter((g) => g.length > 1).map((g) => g.sort().join(' '));
   t.same(shared.sort(), alike, 'keys shared among frequent surnames');
+});
+
+t.test('the keys are those of SOUND_KEYS_VERSION: a change of soundOf bumps it, and stored keys are made again', async (t) => {
+  // 50,000 words of a fixed pseudo-random sequence, weighted towards French spellings: every rule meets many.
+  const letters = 'aaaeeeeiioouunnnrrsstlcmpdgbfhvjqxyzkw';
+  let x = 12345;
+  const next = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 8;
+  const keys = Array.from({ length: 50_000 }, () => {
+    const w = Array.from({ length: 2 + (next() % 9) }, () => letters[next() % letters.length]).join('');
+    return `${w}=${soundOf(w)}`;
+  });
+  const digest = createHash('sha256').update(keys.join('\n')).digest('hex').slice(0, 16);
+  t.same({ version: SOUND_KEYS_VERSION, digest }, { version: 2, digest: '75ee21b1cef9dbf0' }, 'keys changed: bump SOUND_KEYS_VERSION, then pin the new digest');
 });
 
 t.test('soundOf gives a non-empty printable ASCII key, the same every time', async () => {

@@ -1,9 +1,13 @@
 /**
  * Sound-alike and one-typo matching of names, word by word. Pure: the index stores, per word, the
  * folded word and its `soundOf` key; a search computes the same keys and the `typoVariants` of its
- * words, so changing anything here means re-indexing.
+ * words, so a change of `soundOf` bumps SOUND_KEYS_VERSION (src/sound-keys.ts then makes the stored
+ * keys again at start-up).
  */
 import { normalize } from './normalize.ts';
+
+/** The rules the stored sound keys were made with; tests/phonetic.test.ts pins their keys to it. */
+export const SOUND_KEYS_VERSION = 2;
 
 /** The words of a value: folded by `normalize`, split on every character outside [a-z0-9]. */
 export function phoneticWords(text: string): string[] {
@@ -34,9 +38,9 @@ const RULES: Record<string, readonly Rule[]> = {
   ],
   d: [['d$', ''], ['ds$', ''], ['dd', 'd']],
   e: [
-    ['e$', ''], ['ec$', 'Ec'], ['ef$', 'Ef'], ['eaux$', 'o'], ['eann', 'an'], ['ean', '2'], ['eau', 'o'],
+    ['e$', ''], ['ec$', 'Ec'], ['ef$', 'Ef'], ['eaux$', 'o'], ['eann', 'an'], ['eanV', 'an', 3], ['ean', '2'], ['eau', 'o'],
     ['eff', 'Ef'], ['einV', 'En', 3], ['ein', '1'], ['ei', 'E'], ['ell', 'El'], ['elC', 'E', 1],
-    ['emm', 'Em'], ['emp', '2'], ['enn', 'En'], ['enV', 'en', 2], ['en', '2'], ['er$', 'E'],
+    ['emm', 'Em'], ['emp', '2'], ['enn', 'En'], ['enes$', 'En', 2], ['ene$', 'En', 2], ['enV', 'en', 2], ['en', '2'], ['er$', 'E'],
     ['ert$', 'Er'], ['err', 'Er'], ['erf', 'Er', 2], ['es$', ''], ['esch', 'EC'], ['esh', 'E', 2],
     ['esn', 'E', 2], ['ess', 'Es'], ['esC', 'Es', 2], ['es.', 'ez', 2], ['ett', 'Et'], ['et$', 'E'],
     ['eunV', 'en', 3], ['eun.', '1', 3], ['eux$', 'e'], ['euxi', 'ez', 3], ['eu', 'e'], ['ex$', 'Eks'],
@@ -46,14 +50,14 @@ const RULES: Record<string, readonly Rule[]> = {
   g: [['g$', ''], ['ge', 'j', 1], ['gi', 'j', 1], ['gn', 'n'], ['gy', 'j', 1], ['gu', 'g'], ['gg', 'g']],
   h: [['h', '']],
   i: [
-    ['ic$', 'ik'], ['ics$', 'ik'], ['ienn', 'iEn'], ['ien', 'i1'], ['inn', 'in'], ['ine', 'in'],
+    ['ic$', 'ik'], ['ics$', 'ik'], ['ienn', 'iEn'], ['ienV', 'iEn', 3], ['ien', 'i1'], ['inn', 'in'], ['ine', 'in'],
     ['inV', 'in', 2], ['in', '1'], ['isC', 'is', 2], ['is.', 'iz', 2], ['ixi', 'iz', 2], ['ill', 'i'],
   ],
   l: [['ll', 'l']],
   m: [['mm', 'm']],
   n: [['nn', 'n']],
   o: [
-    ['occ', 'ok'], ['oeu', 'e'], ['oient$', 'Ua'], ['oin', 'U1'], ['oi', 'Ua'], ['omm', 'om'],
+    ['occ', 'ok'], ['oeu', 'e'], ['oient$', 'Ua'], ['oinn', 'Uan'], ['oinV', 'Uan', 3], ['oin', 'U1'], ['oi', 'Ua'], ['omm', 'om'],
     ['omV', 'om', 2], ['om.', '3', 2], ['onn', 'on'], ['onV', 'on', 2], ['on', '3'], ['oss', 'os'],
     ['osC', 'os', 2], ['os.', 'oz', 2], ['ou', 'U'],
   ],
@@ -95,8 +99,9 @@ function applies(rule: Compiled, word: string, at: number): boolean {
  * reference), which keeps sounded consonants and vowels apart (b/p, d/t, m/n, an/on/in) and merges
  * spellings of one sound. Keys are ASCII (the reference's é written E), never truncated. Deviations,
  * each restoring a sound the reference drops or invents: b before v is silent (Lefebvre), the n of
- * ain+vowel is kept, on+vowel is not nasal, the consonant after os is kept; a word of silent
- * letters only (d, es) keys as itself.
+ * ain+vowel is kept, no n before a vowel is nasal (on, ean, ien, oin: Simone, Jeane, Fabiene,
+ * Antoine), a final ene is è+n as its folded ène is (Fontene = Fontaine), the consonant after os is
+ * kept; a word of silent letters only (d, es) keys as itself.
  */
 export function soundOf(word: string): string {
   let key = '';
