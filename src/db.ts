@@ -9,6 +9,7 @@ import { pgTimestamp } from './fhir/date.ts';
 import { normalize } from './fhir/normalize.ts';
 import { countedKind } from './fhir/types/index.ts';
 import { registry } from './registry/index.ts';
+import { storeSoundKeys } from './sound-keys.ts';
 import { shippedTerminology } from './terminology.ts';
 import { within } from './timeout.ts';
 
@@ -365,6 +366,7 @@ export async function migrate(sql: Sql, dir = SQL_DIR): Promise<{ applied: numbe
     }
     if (latest >= 11) await storeTerminology(tx);
     if (latest >= 12) await storeCountedParams(tx);
+    if (latest >= 17) await storeSoundKeys(tx);
   });
   return { applied };
 }

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { SOUND_KEYS_VERSION, soundOf } from '../src/fhir/phonetic.ts';
+import { migrate } from '../src/db.ts';
 import { storeSoundKeys } from '../src/sound-keys.ts';
 import { testDatabase } from './helpers/db.ts';
 
@@ -18,5 +19,14 @@ t.test('stored sound keys of older rules are made again, only where they changed
   t.same(keys.map((k) => [k.word, k.sound]), [['antoine', '2tUan'], ['fontaine', 'f3tEn'], ['fontene', 'f3tEn'], ['martin', 'mart1']]);
   t.ok(keys.every((k) => soundOf(k.word) === k.sound), 'every key is its word\'s');
   t.equal(await storeSoundKeys(db.sql), undefined, 'the same version: nothing read');
+  t.same(await db.sql`select version from sound_keys_state`, [{ version: SOUND_KEYS_VERSION }]);
+});
+
+t.test('a start-up after the rules changed makes the stored keys again (the migrations run storeSoundKeys)', async (t) => {
+  const db = await testDatabase(t);
+  await db.sql`insert into phonetic_idx (rid, param, word, sound) values (1, 7, 'fontene', 'f3ten')`;
+  await db.sql`delete from sound_keys_state`;
+  await migrate(db.sql);
+  t.same(await db.sql`select sound from phonetic_idx where word = 'fontene'`, [{ sound: soundOf('fontene') }], 'the key of the rules in force');
   t.same(await db.sql`select version from sound_keys_state`, [{ version: SOUND_KEYS_VERSION }]);
 });
