@@ -1,14 +1,15 @@
 import type { Sql } from '../db.ts';
 import { stat } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import { registry as defaultRegistry, type Registry } from '../registry/index.ts';
 import { addCounts, finishWrites, emptyCounts, loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { TokenSystems } from '../store/token-systems.ts';
 import { BULK_TABLES } from './bulk.ts';
 import { bulkLoad } from './bulk-load.ts';
 import { clipReason } from './echo.ts';
+import { defaultWorkers, LOAD_WORKERS_FROM } from './limits.ts';
 import { ParsePool, preparedEntries } from './parallel.ts';
 import { isNdjson } from './sources.ts';
+import { BoundedWriter } from './writer.ts';
 
 /**
  * Connections a load needs at most: a bulk load's lock (one reserved connection), its COPY
@@ -37,7 +38,7 @@ export interface LoadOptions {
   concurrency?: number;
   /**
    * worker threads that parse and extract NDJSON (src/load/parallel.ts); 0 = this thread. By
-   * default 2 (at most the number of cores) when there are more than 16 MiB of NDJSON, else 0.
+   * default 2 (at most the number of cores) from LOAD_WORKERS_FROM bytes of NDJSON (src/load/limits.ts), else 0.
    */
   workers?: number;
   /**
@@ -69,7 +70,7 @@ class StrictAbort extends Error {}
  * `bulk` and `strict`, any bad entry leaves the whole load unwritten.
  */
 export async function loadFiles(sql: Sql, registry: Registry, files: string[], opts: LoadOptions = {}): Promise<LoadSummary> {
-  const workers = opts.workers ?? (await defaultWorkers(files));
+  const workers = opts.workers ?? defaultWorkers(await ndjsonBytes(files), LOAD_WORKERS_FROM);
   // Workers build the default registry themselves: another registry is prepared on this thread.
   const pool = workers > 0 && registry === defaultRegistry ? new ParsePool(workers) : undefined;
   try {
@@ -87,10 +88,10 @@ export async function loadFiles(sql: Sql, registry: Registry, files: string[], o
   }
 }
 
-async function defaultWorkers(files: string[]): Promise<number> {
+async function ndjsonBytes(files: string[]): Promise<number> {
   let bytes = 0;
   for (const f of files) if (isNdjson(f)) bytes += (await stat(f)).size;
-  return bytes > 16 * 2 ** 20 ? Math.min(2, availableParallelism()) : 0;
+  return bytes;
 }
 
 async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOptions, pool: ParsePool | undefined): Promise<LoadSummary> {
@@ -111,32 +112,11 @@ async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOpt
     counts = addCounts(counts, c);
   };
 
-  // Batches are written by up to `concurrency` transactions at once (PostgreSQL is the slower side
-  // and has a core of its own per connection); a batch that shares an id with one in flight waits
-  // for it, so the last entry for an id still wins.
-  const inflight = new Map<Promise<void>, Set<string>>();
-  let failure: unknown;
-  const submit = async (batch: WriteEntry[], concurrency: number, tx?: Parameters<typeof writeBatch>[4]) => {
-    const keys = new Set(batch.map((e) => `${e.type}/${e.id}`));
-    for (const [p, ks] of inflight) if ([...keys].some((k) => ks.has(k))) await p.catch(() => {});
-    while (inflight.size >= concurrency) await Promise.race(inflight.keys()).catch(() => {});
-    if (failure) throw failure;
-    const p: Promise<void> = write(batch, tx)
-      .catch((err) => {
-        failure ??= err;
-      })
-      .finally(() => inflight.delete(p));
-    inflight.set(p, keys);
-  };
-  const drain = async () => {
-    await Promise.all(inflight.keys());
-    if (failure) throw failure;
-  };
-
   for (const file of files) {
     const run = async (tx?: Parameters<typeof writeBatch>[4]) => {
-      // One transaction (--strict) means one writer.
-      const concurrency = tx ? 1 : (opts.concurrency ?? DEFAULT_CONCURRENCY);
+      // One transaction (--strict) means one writer; a batch that shares an id with one in flight
+      // waits for it, so the last entry for an id still wins.
+      const writer = new BoundedWriter(tx ? 1 : (opts.concurrency ?? DEFAULT_CONCURRENCY));
       let batch: WriteEntry[] = [];
       let fileRejected = false;
       for await (const p of preparedEntries(file, registry, (n) => (bytes += n), pool)) {
@@ -150,12 +130,13 @@ async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOpt
         if (opts.strict && fileRejected) continue; // keep reporting, stop writing
         batch.push(e);
         if (batch.length >= batchSize) {
-          await submit(batch, concurrency, tx);
+          const b = batch;
+          await writer.submit(() => write(b, tx), new Set(b.map((e) => `${e.type}/${e.id}`)));
           batch = [];
         }
         if (entries % 1000 === 0) opts.onProgress?.({ entries, bytes });
       }
-      await drain();
+      await writer.drain();
       if (opts.strict && fileRejected) throw new StrictAbort();
       if (batch.length) await write(batch, tx);
     };

@@ -1,3 +1,5 @@
+import { AHEAD_PER_WORKER, CHUNK_BYTES } from '../load/limits.ts';
+import { ordered } from '../load/ordered.ts';
 import { WorkerPool } from '../load/parallel.ts';
 import { mapChunk, rowChunks, type ChunkKind, type MapRequest, type MapResult } from './map-chunk.ts';
 import { stageChunk, type StageRequest, type StageResult } from './stage-chunk.ts';
@@ -9,7 +11,6 @@ import { stageChunk, type StageRequest, type StageResult } from './stage-chunk.t
  * third of the bulk load, with PostgreSQL idle. Chunks are handed out round-robin and taken back in
  * input order, so the result is exactly one thread's.
  */
-const CHUNK_BYTES = 1 << 20;
 
 export type PoolRequest = ({ op: 'stage' } & StageRequest & { id: number }) | ({ op: 'map' } & MapRequest & { id: number });
 
@@ -29,25 +30,13 @@ export class ImportPool extends WorkerPool {
   }
 }
 
-/** Results of `jobs` in input order, at most `ahead` of them in the pool at once. */
-async function* inOrder<T>(jobs: AsyncIterable<() => Promise<T>>, ahead: number): AsyncGenerator<T> {
-  const queue: Promise<T>[] = [];
-  for await (const job of jobs) {
-    const p = job();
-    p.catch(() => {}); // awaited in order below; a failure must not be reported as unhandled first
-    queue.push(p);
-    if (queue.length >= ahead) yield await queue.shift()!;
-  }
-  while (queue.length) yield await queue.shift()!;
-}
-
 /** The staged chunks of `chunks` (src/opendata/stage-chunk.ts), in input order: by the pool, or on this thread without one. */
 export async function* stagedChunks(chunks: AsyncIterable<StageRequest>, pool?: ImportPool): AsyncGenerator<StageResult> {
   if (!pool) {
     for await (const req of chunks) yield stageChunk(req);
     return;
   }
-  yield* inOrder(jobsOf(chunks, (req) => pool.stage(req)), pool.size * 4);
+  yield* ordered(chunks, (req) => pool.stage(req), pool.size * AHEAD_PER_WORKER);
 }
 
 /** The mapped chunks of a stream of staged rows (src/opendata/map-chunk.ts), in input order: by the pool, or on this thread without one. */
@@ -56,11 +45,5 @@ export async function* mappedChunks(rows: AsyncIterable<Uint8Array>, kind: Chunk
     for await (const bytes of rowChunks(rows, CHUNK_BYTES)) yield mapChunk({ kind, bytes, lastUpdated });
     return;
   }
-  yield* inOrder(jobsOf(rowChunks(rows, CHUNK_BYTES), (bytes) => pool.map({ kind, bytes, lastUpdated })), pool.size * 4);
+  yield* ordered(rowChunks(rows, CHUNK_BYTES), (bytes) => pool.map({ kind, bytes, lastUpdated }), pool.size * AHEAD_PER_WORKER);
 }
-
-async function* jobsOf<A, T>(items: AsyncIterable<A>, run: (a: A) => Promise<T>): AsyncGenerator<() => Promise<T>> {
-  for await (const a of items) yield () => run(a);
-}
-
-export { CHUNK_BYTES };

@@ -12,6 +12,7 @@ import { ExtractError } from '../fhir/extract.ts';
 import { InvalidResource } from '../fhir/resource.ts';
 import { loadFiles } from '../load/loader.ts';
 import { preparePut } from '../load/prepare.ts';
+import { BoundedWriter } from '../load/writer.ts';
 import type { Registry, ResourceType } from '../registry/index.ts';
 import { loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { TokenSystems } from '../store/token-systems.ts';
@@ -124,38 +125,16 @@ function changedStructures(session: Db): AsyncIterable<StructureLine[]> {
 
 // ---- incremental -------------------------------------------------------------------------------------
 
-/** At most `width` jobs at once; the first failure is thrown by the next submit or by drain. */
-class Writers {
-  private readonly inflight = new Set<Promise<void>>();
-  private failure: unknown;
-
-  constructor(private readonly width: number) {}
-
-  async submit(job: () => Promise<void>): Promise<void> {
-    while (this.inflight.size >= this.width) await Promise.race(this.inflight);
-    if (this.failure) throw this.failure;
-    const p: Promise<void> = job()
-      .catch((err) => void (this.failure ??= err))
-      .finally(() => this.inflight.delete(p));
-    this.inflight.add(p);
-  }
-
-  async drain(): Promise<void> {
-    await Promise.all(this.inflight);
-    if (this.failure) throw this.failure;
-  }
-}
-
 class Incremental {
   readonly counts = emptyTypeCounts();
   written = 0;
   rejected = 0;
   private done = 0;
   private readonly systems = new TokenSystems();
-  private readonly writers: Writers;
+  private readonly writers: BoundedWriter;
 
   constructor(private readonly sql: Sql, private readonly opts: PublishOptions) {
-    this.writers = new Writers(opts.concurrency);
+    this.writers = new BoundedWriter(opts.concurrency);
   }
 
   /** Writes entries of one type within `tx`, counted as puts (new or changed) or as deactivations. */
