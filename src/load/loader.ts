@@ -4,11 +4,11 @@ import { registry as defaultRegistry, type Registry } from '../registry/index.ts
 import { addCounts, finishWrites, emptyCounts, loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { TokenSystems } from '../store/token-systems.ts';
 import { BULK_TABLES } from './bulk.ts';
-import { bulkLoad } from './bulk-load.ts';
+import { bulkLoad, type BulkSource } from './bulk-load.ts';
 import { clipReason } from './echo.ts';
 import { defaultWorkers, LOAD_WORKERS_FROM } from './limits.ts';
 import { ParsePool, preparedEntries } from './parallel.ts';
-import { isNdjson } from './sources.ts';
+import { isNdjson, ndjsonByteChunks, ndjsonLines, readEntries } from './sources.ts';
 import { BoundedWriter } from './writer.ts';
 
 /**
@@ -43,9 +43,10 @@ export interface LoadOptions {
   workers?: number;
   /**
    * called once per rejected entry: `where` is file:line or file#entry[i]; `reason` echoes the input
-   * cut to a readable length (clipReason).
+   * cut to a readable length (clipReason); `key` (bulk loads) the Type/id of a rejected resource
+   * that has both.
    */
-  onReject?: (where: string, reason: string) => void;
+  onReject?: (where: string, reason: string, key?: string) => void;
   onProgress?: (p: { entries: number; bytes: number }) => void;
   /** bulk only: called as each index of the end is built (and each table analysed), with its time. */
   onIndex?: (name: string, ms: number) => void;
@@ -66,23 +67,49 @@ class StrictAbort extends Error {}
  * Loads files into the database: batched transactions, idempotent (a second run changes nothing),
  * one rejected line per bad entry and the load goes on. With `strict`, a file with any bad entry is
  * written not at all (its batches share one transaction that is rolled back). With `bulk`, an
- * empty database is loaded by COPY and its indexes built at the end (src/load/bulk-load.ts); with
- * `bulk` and `strict`, any bad entry leaves the whole load unwritten.
+ * empty database is loaded by COPY and its indexes built at the end (src/load/bulk-load.ts: each
+ * file one of its sources); with `bulk` and `strict`, any bad entry leaves the whole load unwritten.
  */
 export async function loadFiles(sql: Sql, registry: Registry, files: string[], opts: LoadOptions = {}): Promise<LoadSummary> {
   const workers = opts.workers ?? defaultWorkers(await ndjsonBytes(files), LOAD_WORKERS_FROM);
+  if (opts.bulk) {
+    let bytes = 0;
+    const onBytes = (n: number) => (bytes += n);
+    const sources = files.map((file): BulkSource =>
+      isNdjson(file) ? { name: file, chunks: ndjsonByteChunks(file, onBytes), reread: (lines) => ndjsonLines(file, lines) } : { entries: readEntries(file, onBytes) },
+    );
+    const r = await loadBulk(sql, registry, sources, { ...opts, workers, onProgress: ({ entries }) => opts.onProgress?.({ entries, bytes }) });
+    return { ...r, files: files.length };
+  }
+  return withParsePool(workers, registry, (pool) => load(sql, registry, files, opts, pool));
+}
+
+/**
+ * A bulk load (src/load/bulk-load.ts) of any sources, `workers` threads encoding their NDJSON;
+ * progress counts entries only (bytes are the sources' to count).
+ */
+export async function loadBulk(
+  sql: Sql,
+  registry: Registry,
+  sources: AsyncIterable<BulkSource> | Iterable<BulkSource>,
+  opts: Omit<LoadOptions, 'bulk' | 'concurrency'> & { workers: number },
+): Promise<Omit<LoadSummary, 'files'>> {
+  const t0 = Date.now();
+  const r = await withParsePool(opts.workers, registry, (pool) =>
+    bulkLoad(sql, registry, sources, opts, pool, {
+      reject: (where, reason, key) => opts.onReject?.(where, clipReason(reason), key),
+      progress: (entries) => opts.onProgress?.({ entries, bytes: 0 }),
+    }),
+  );
+  return { ...r, elapsedMs: Date.now() - t0 };
+}
+
+/** Runs `fn` with a pool of `workers` threads (none for 0), closed after. */
+async function withParsePool<T>(workers: number, registry: Registry, fn: (pool: ParsePool | undefined) => Promise<T>): Promise<T> {
   // Workers build the default registry themselves: another registry is prepared on this thread.
   const pool = workers > 0 && registry === defaultRegistry ? new ParsePool(workers) : undefined;
   try {
-    if (opts.bulk) {
-      const t0 = Date.now();
-      const r = await bulkLoad(sql, registry, files, opts, pool, {
-        reject: (where, reason) => opts.onReject?.(where, clipReason(reason)),
-        progress: (entries, bytes) => opts.onProgress?.({ entries, bytes }),
-      });
-      return { ...r, files: files.length, elapsedMs: Date.now() - t0 };
-    }
-    return await load(sql, registry, files, opts, pool);
+    return await fn(pool);
   } finally {
     await pool?.close();
   }

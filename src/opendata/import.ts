@@ -135,7 +135,7 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
       batchSize,
       concurrency,
       pool,
-      loadWorkers: opts.workers,
+      loadWorkers: workers,
       onReject: opts.onReject,
       onProgress: (done: number) => opts.onProgress?.({ phase: 'write', done, total: toWrite }),
     };
