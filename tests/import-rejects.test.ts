@@ -6,12 +6,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { HEADER_SAVOIR_FAIRE, tmpDir } from './helpers/open-data.ts';
 import { importCli, storedResources } from './helpers/import.ts';
+import type { Database } from '../src/db.ts';
 import { testDatabase } from './helpers/db.ts';
 
-const db = await testDatabase(t);
 const dir = tmpDir(t, 'import-rejects');
 const file = path.join(dir, 'PS_LibreAcces_SavoirFaire.txt');
 fs.writeFileSync(
@@ -24,17 +24,28 @@ fs.writeFileSync(
   ].join('\n'),
 );
 
-for (const run of ['first import (bulk load)', 'daily import (batches)']) {
-  t.test(`${run}: the refused resource is reported at its line of the extract, the rest imported, exit 2`, async (t) => {
-    const r = await importCli(db, [dir]);
-    t.equal(r.code, 2);
-    const lines = r.stderr.trim().split('\n').filter((l) => !l.startsWith('no '));
-    t.equal(lines.length, 1, r.stderr);
-    t.match(lines[0], `${file}:3: `);
-    t.match(lines[0], /NUL/);
-    t.match(r.stdout, /^2 lines read, 1 rejected/m);
-    t.ok((await storedResources(db)).has('Practitioner/810009999990'), 'the good person is stored');
-    t.notOk((await storedResources(db)).has('Practitioner/810009999992'), 'the refused one is not');
-    t.same((await db.sql`select person from import_person order by person`).map((r) => r.person), ['810009999990'], 'the refused person is not in the state');
-  });
+/** One import of the extract: the refused resource reported at its line, the rest stored, exit 2. */
+async function importOnce(t: Test, db: Database, args: string[]): Promise<void> {
+  const r = await importCli(db, [...args, dir]);
+  t.equal(r.code, 2);
+  const lines = r.stderr.trim().split('\n').filter((l) => !l.startsWith('no '));
+  t.equal(lines.length, 1, r.stderr);
+  t.match(lines[0], `${file}:3: `);
+  t.match(lines[0], /NUL/);
+  t.match(r.stdout, /^2 lines read, 1 rejected/m);
+  const stored = await storedResources(db);
+  t.ok(stored.has('Practitioner/810009999990'), 'the good person is stored');
+  t.notOk(stored.has('Practitioner/810009999992'), 'the refused one is not');
+  t.same((await db.sql`select person from import_person order by person`).map((r) => r.person), ['810009999990'], 'the refused person is not in the state');
 }
+
+t.test('first import (bulk load), then a daily one (batches): the refused resource is reported at its line of the extract, exit 2', async (t) => {
+  const db = await testDatabase(t);
+  await t.test('first import', (t) => importOnce(t, db, []));
+  await t.test('daily import', (t) => importOnce(t, db, []));
+});
+
+t.test('first import with worker threads (they map and encode the resources): the same', async (t) => {
+  const db = await testDatabase(t);
+  await importOnce(t, db, ['--workers', '2']);
+});

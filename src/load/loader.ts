@@ -85,14 +85,15 @@ export async function loadFiles(sql: Sql, registry: Registry, files: string[], o
 }
 
 /**
- * A bulk load (src/load/bulk-load.ts) of any sources, `workers` threads encoding their NDJSON;
- * progress counts entries only (bytes are the sources' to count).
+ * A bulk load (src/load/bulk-load.ts) of any sources, their NDJSON encoded by `workers` threads of
+ * its own, or by a pool of the caller's (left open); progress counts entries only (bytes are the
+ * sources' to count).
  */
 export async function loadBulk(
   sql: Sql,
   registry: Registry,
   sources: AsyncIterable<BulkSource> | Iterable<BulkSource>,
-  opts: Omit<LoadOptions, 'bulk' | 'concurrency'> & { workers: number },
+  opts: Omit<LoadOptions, 'bulk' | 'concurrency' | 'workers'> & { workers: number | ParsePool | undefined },
 ): Promise<Omit<LoadSummary, 'files'>> {
   const t0 = Date.now();
   const r = await withParsePool(opts.workers, registry, (pool) =>
@@ -104,14 +105,16 @@ export async function loadBulk(
   return { ...r, elapsedMs: Date.now() - t0 };
 }
 
-/** Runs `fn` with a pool of `workers` threads (none for 0), closed after. */
-async function withParsePool<T>(workers: number, registry: Registry, fn: (pool: ParsePool | undefined) => Promise<T>): Promise<T> {
+/** Runs `fn` with a pool of `workers` threads (none for 0), closed after, or with the pool given. */
+async function withParsePool<T>(workers: number | ParsePool | undefined, registry: Registry, fn: (pool: ParsePool | undefined) => Promise<T>): Promise<T> {
   // Workers build the default registry themselves: another registry is prepared on this thread.
-  const pool = workers > 0 && registry === defaultRegistry ? new ParsePool(workers) : undefined;
+  if (registry !== defaultRegistry || !workers) return fn(undefined);
+  if (workers instanceof ParsePool) return fn(workers);
+  const pool = new ParsePool(workers);
   try {
     return await fn(pool);
   } finally {
-    await pool?.close();
+    await pool.close();
   }
 }
 

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Registry } from '../registry/index.ts';
-import type { ChunkRequest, ChunkResult } from './parse-worker.ts';
+import type { ChunkRequest, ChunkResult } from './parse-task.ts';
 import type { BulkChunkRequest, BulkChunkResult } from './bulk-chunk.ts';
 import { AHEAD_PER_WORKER, CHUNK_BYTES } from './limits.ts';
 import { ordered } from './ordered.ts';
@@ -88,9 +88,10 @@ export class WorkerPool {
   }
 }
 
+/** Threads that prepare and encode a load's NDJSON; a subclass may run another worker module that does this work too. */
 export class ParsePool extends WorkerPool {
-  constructor(size: number) {
-    super(size, 'parse-worker', import.meta.url, 'loader worker');
+  constructor(size: number, name = 'parse-worker', base = import.meta.url, label = 'loader worker') {
+    super(size, name, base, label);
   }
 
   /**

@@ -19,7 +19,7 @@ import { createStaging, dropStaging, stageLines, type StageSummary } from './sta
  *
  * 1. Under an advisory lock (one import at a time per database), a run in writer_run (kind 'import').
  * 2. Stage every line in PostgreSQL (src/opendata/stage.ts), by worker threads for a large input
- *    (src/opendata/pool.ts), which also map a first import's lines.
+ *    (src/opendata/pool.ts), which also map a first import's lines and encode them for its bulk load.
  * 3. Diff the snapshot against the last import's state (src/opendata/snapshot.ts); refuse to
  *    deactivate more than 5 % of a type without `force`, before anything is written.
  * 4. Write what changed (src/opendata/publish.ts): by the bulk loader into a database without
@@ -135,7 +135,6 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
       batchSize,
       concurrency,
       pool,
-      loadWorkers: workers,
       onReject: opts.onReject,
       onProgress: (done: number) => opts.onProgress?.({ phase: 'write', done, total: toWrite }),
     };

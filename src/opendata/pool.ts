@@ -1,6 +1,6 @@
 import { AHEAD_PER_WORKER, CHUNK_BYTES } from '../load/limits.ts';
 import { ordered } from '../load/ordered.ts';
-import { WorkerPool } from '../load/parallel.ts';
+import { ParsePool } from '../load/parallel.ts';
 import { mapChunk, rowChunks, type ChunkKind, type MapRequest, type MapResult } from './map-chunk.ts';
 import { stageChunk, type StageRequest, type StageResult } from './stage-chunk.ts';
 
@@ -14,7 +14,8 @@ import { stageChunk, type StageRequest, type StageResult } from './stage-chunk.t
 
 export type PoolRequest = ({ op: 'stage' } & StageRequest & { id: number }) | ({ op: 'map' } & MapRequest & { id: number });
 
-export class ImportPool extends WorkerPool {
+/** The import's threads: they stage and map its lines, and encode a first import's resources for the bulk load (ParsePool). */
+export class ImportPool extends ParsePool {
   constructor(size: number) {
     super(size, 'worker', import.meta.url, 'import worker');
   }

@@ -49,10 +49,8 @@ export interface PublishOptions {
   onReject(where: string, reason: string): void;
   /** resources handled so far (written or found unchanged). */
   onProgress?(done: number): void;
-  /** the import's worker threads: a first import's lines are mapped by them (without: on this thread). */
+  /** the import's worker threads: a first import's lines are mapped and encoded for the bulk load by them (without: on this thread). */
   pool?: ImportPool;
-  /** threads that encode the mapped resources for the bulk loader (src/load/bulk-chunk.ts). */
-  loadWorkers: number;
 }
 
 export interface Published {
@@ -295,8 +293,6 @@ async function* mappedNdjson(session: Db, opts: PublishOptions, mapped: Record<D
       first += lines;
     }
   }
-  // The import's threads have done their part: their memory is given back while the bulk load goes on.
-  await opts.pool?.close();
 }
 
 /** The person or structure whose state holds a resource (`Type/id`): a role's is its person's. */
@@ -333,7 +329,7 @@ export async function publishBulk(sql: Sql, session: Db, opts: PublishOptions): 
   const mapped = { persons: 0, roles: 0, structures: 0 };
   const rejects: { where: string; reason: string; key?: string }[] = [];
   const loaded = await loadBulk(sql, opts.registry, [{ name: 'mapped resource', chunks: mappedNdjson(session, opts, mapped) }], {
-    workers: opts.loadWorkers,
+    workers: opts.pool,
     batchSize: opts.batchSize,
     onReject: (where, reason, key) => rejects.push({ where, reason, key }),
     onProgress: ({ entries }) => opts.onProgress?.(entries),
