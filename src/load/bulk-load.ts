@@ -9,7 +9,7 @@ import { bulkChunk, type BulkChunkResult, type ChunkOther } from './bulk-chunk.t
 import { COPY_BINARY, COPY_TABLES, CopyEncoder, countKeys, countLines, resolveSystemMarks } from '../store/copy-encode.ts';
 import { binaryRowsWithout } from '../store/pg-binary.ts';
 import { KeySet, keyHashes } from './key-set.ts';
-import { AHEAD_PER_WORKER } from './limits.ts';
+import { chunksAhead } from './limits.ts';
 import { ordered } from './ordered.ts';
 import type { ParsePool } from './parallel.ts';
 import { clipReason } from './echo.ts';
@@ -194,7 +194,7 @@ export async function bulkLoad(
           const r = pool ? await pool.bulk(req, chunk.owned) : bulkChunk(registry, known, { ...req, kind: 'bulk', id: 0 });
           return { r, first: chunk.first, ridBase };
         };
-        for await (const { r, first, ridBase } of ordered(source.chunks, encode, pool ? pool.size * AHEAD_PER_WORKER : 1)) {
+        for await (const { r, first, ridBase } of ordered(source.chunks, encode, chunksAhead(pool?.size ?? 0))) {
           await apply(r, at, first, ridBase);
           hooks.progress(entries);
         }

@@ -9,8 +9,11 @@ import { availableParallelism } from 'node:os';
 /** Bytes of input in one chunk of work for a worker thread: whole lines, never cut. */
 export const CHUNK_BYTES = 1 << 20;
 
-/** Chunks in a worker pool at once, per worker: it never waits for this thread, and memory stays bounded. */
-export const AHEAD_PER_WORKER = 4;
+/**
+ * Chunks handed out and not yet taken back (src/load/ordered.ts) with `workers` threads: four per
+ * worker, so that none waits for this thread while memory stays bounded; one without workers.
+ */
+export const chunksAhead = (workers: number): number => Math.max(1, 4 * workers);
 
 /** Bytes of NDJSON from which a load (`npm run load`) starts worker threads. */
 export const LOAD_WORKERS_FROM = 16 * 2 ** 20;

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { Registry } from '../registry/index.ts';
 import type { ChunkRequest, ChunkResult } from './parse-task.ts';
 import type { BulkChunkRequest, BulkChunkResult } from './bulk-chunk.ts';
-import { AHEAD_PER_WORKER, CHUNK_BYTES } from './limits.ts';
+import { CHUNK_BYTES, chunksAhead } from './limits.ts';
 import { ordered } from './ordered.ts';
 import { prepare, type Prepared } from './prepare.ts';
 import { isNdjson, ndjsonByteChunks, readEntries, type ByteChunk } from './sources.ts';
@@ -130,5 +130,5 @@ export async function* preparedEntries(file: string, registry: Registry, onBytes
     for await (const raw of readEntries(file, onBytes)) yield prepare(registry, raw);
     return;
   }
-  for await (const entries of ordered(ndjsonByteChunks(file, onBytes, CHUNK_BYTES), (chunk) => pool.run(file, chunk), pool.size * AHEAD_PER_WORKER)) yield* entries;
+  for await (const entries of ordered(ndjsonByteChunks(file, onBytes, CHUNK_BYTES), (chunk) => pool.run(file, chunk), chunksAhead(pool.size))) yield* entries;
 }

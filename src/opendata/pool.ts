@@ -1,4 +1,4 @@
-import { AHEAD_PER_WORKER, CHUNK_BYTES } from '../load/limits.ts';
+import { CHUNK_BYTES, chunksAhead } from '../load/limits.ts';
 import { ordered } from '../load/ordered.ts';
 import { ParsePool } from '../load/parallel.ts';
 import { mapChunk, rowChunks, type ChunkKind, type MapRequest, type MapResult } from './map-chunk.ts';
@@ -32,19 +32,12 @@ export class ImportPool extends ParsePool {
 }
 
 /** The staged chunks of `chunks` (src/opendata/stage-chunk.ts), in input order: by the pool, or on this thread without one. */
-export async function* stagedChunks(chunks: AsyncIterable<StageRequest>, pool?: ImportPool): AsyncGenerator<StageResult> {
-  if (!pool) {
-    for await (const req of chunks) yield stageChunk(req);
-    return;
-  }
-  yield* ordered(chunks, (req) => pool.stage(req), pool.size * AHEAD_PER_WORKER);
+export function stagedChunks(chunks: AsyncIterable<StageRequest>, pool?: ImportPool): AsyncGenerator<StageResult> {
+  return ordered(chunks, (req) => (pool ? pool.stage(req) : stageChunk(req)), chunksAhead(pool?.size ?? 0));
 }
 
 /** The mapped chunks of a stream of staged rows (src/opendata/map-chunk.ts), in input order: by the pool, or on this thread without one. */
-export async function* mappedChunks(rows: AsyncIterable<Uint8Array>, kind: ChunkKind, lastUpdated: string, pool?: ImportPool): AsyncGenerator<MapResult> {
-  if (!pool) {
-    for await (const bytes of rowChunks(rows, CHUNK_BYTES)) yield mapChunk({ kind, bytes, lastUpdated });
-    return;
-  }
-  yield* ordered(rowChunks(rows, CHUNK_BYTES), (bytes) => pool.map({ kind, bytes, lastUpdated }), pool.size * AHEAD_PER_WORKER);
+export function mappedChunks(rows: AsyncIterable<Uint8Array>, kind: ChunkKind, lastUpdated: string, pool?: ImportPool): AsyncGenerator<MapResult> {
+  const map = (bytes: Uint8Array) => (pool ? pool.map({ kind, bytes, lastUpdated }) : mapChunk({ kind, bytes, lastUpdated }));
+  return ordered(rowChunks(rows, CHUNK_BYTES), map, chunksAhead(pool?.size ?? 0));
 }
