@@ -42,6 +42,8 @@ export interface ChunkOther {
   line: number;
   where: string;
   reason?: string;
+  /** a rejected resource's Type/id, when it has both. */
+  key?: string;
   entry?: WriteEntry;
   h1?: number;
   h2?: number;
@@ -65,6 +67,12 @@ export interface BulkChunkResult {
   error?: undefined;
 }
 
+/** The Type/id of a value that has a resourceType and an id, both strings. */
+function resourceKey(value: unknown): string | undefined {
+  const { resourceType, id } = value as { resourceType?: unknown; id?: unknown };
+  return typeof resourceType === 'string' && typeof id === 'string' ? `${resourceType}/${id}` : undefined;
+}
+
 export function bulkChunk(registry: Registry, systems: ReadonlyMap<string, number>, m: BulkChunkRequest): BulkChunkResult {
   const now = new Date(m.now);
   const bytes = Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength);
@@ -86,7 +94,7 @@ export function bulkChunk(registry: Registry, systems: ReadonlyMap<string, numbe
           copied.push(i, h1, h2);
         } catch (err) {
           if (!(err instanceof InvalidResource || err instanceof ExtractError)) throw err;
-          others.push({ line: i, where: entry.where, reason: err.message });
+          others.push({ line: i, where: entry.where, reason: err.message, key: resourceKey(entry.value) });
         }
         continue;
       }

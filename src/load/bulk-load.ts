@@ -9,25 +9,46 @@ import { bulkChunk, type BulkChunkResult, type ChunkOther } from './bulk-chunk.t
 import { COPY_BINARY, COPY_TABLES, CopyEncoder, countKeys, countLines, resolveSystemMarks } from '../store/copy-encode.ts';
 import { binaryRowsWithout } from '../store/pg-binary.ts';
 import { KeySet, keyHashes } from './key-set.ts';
+import { chunksAhead } from './limits.ts';
+import { ordered } from './ordered.ts';
 import type { ParsePool } from './parallel.ts';
 import { clipReason } from './echo.ts';
 import { prepare } from './prepare.ts';
-import { byteLines, isNdjson, lineEntries, ndjsonByteChunks, readEntries } from './sources.ts';
+import { lineEntries, type ByteChunk, type LineText, type RawEntry } from './sources.ts';
 
 /**
- * A bulk load into an empty database (`npm run load -- --bulk`): every resource of the input is
- * written by COPY with its key assigned up front, the index rows beside it, in the five FREEZE
- * transactions of src/load/bulk.ts; the indexes are built once at the end.
+ * A bulk load into an empty database (`npm run load -- --bulk`, a first open-data import): every
+ * resource of the input is written by COPY with its key assigned up front, the index rows beside
+ * it, in the five FREEZE transactions of src/load/bulk.ts; the indexes are built once at the end.
  *
- * NDJSON is cut into byte chunks that the worker threads turn into COPY data (src/load/bulk-chunk.ts);
- * this thread only takes the results in input order, interns new token systems and writes. An id
- * that comes again (its first occurrence is already on its way into the COPY), a Bundle line's
- * entries and deletions are written after the bulk load, in input order, by the ordinary upsert:
- * the last entry for an id still wins, as in an incremental load.
+ * The input is a stream of sources (BulkSource), whatever made them: files (src/load/loader.ts),
+ * the resources an import maps (src/opendata/publish.ts). NDJSON comes in byte chunks that the
+ * worker threads turn into COPY data (src/load/bulk-chunk.ts); this thread only takes the results
+ * in input order, interns new token systems and writes. An id that comes again (its first
+ * occurrence is already on its way into the COPY), a Bundle line's entries and deletions are
+ * written after the bulk load, in input order, by the ordinary upsert: the last entry for an id
+ * still wins, as in an incremental load.
  */
+export type BulkSource =
+  | {
+      /** names the lines in messages: `name:line`. */
+      name: string;
+      /** whole NDJSON lines, numbered from 1 in the order they come. */
+      chunks: AsyncIterable<ByteChunk>;
+      /**
+       * the text of some lines again (an id that came again: its bytes went to a worker); a source
+       * without it must never repeat an id (the load then fails).
+       */
+      reread?: (lines: ReadonlySet<number>) => Promise<Map<number, LineText>>;
+    }
+  /** entries read on this thread (a .json file: a resource or a Bundle). */
+  | { entries: AsyncIterable<RawEntry> };
+
 export interface BulkHooks {
-  reject(where: string, reason: string): void;
-  progress(entries: number, bytes: number): void;
+  /** `key`: the Type/id of a rejected resource that has both. */
+  reject(where: string, reason: string, key?: string): void;
+  /** entries taken so far. */
+  progress(entries: number): void;
 }
 
 export interface BulkResult extends WriteCounts {
@@ -36,8 +57,8 @@ export interface BulkResult extends WriteCounts {
   indexMs: number;
 }
 
-/** An entry written after the bulk: prepared already, or a line of a file to read again (an id that came again). */
-type Later = { entry: WriteEntry } | { file: string; line: number };
+/** An entry written after the bulk: prepared already, or a line of a source to read again (an id that came again). */
+type Later = { entry: WriteEntry } | { source: number; line: number };
 
 class StrictFailure extends Error {}
 
@@ -55,7 +76,7 @@ function textRowsWithout(table: Uint8Array, rids: Set<string>): { bytes: Uint8Ar
 export async function bulkLoad(
   sql: Sql,
   registry: Registry,
-  files: string[],
+  sources: AsyncIterable<BulkSource> | Iterable<BulkSource>,
   opts: { strict?: boolean; batchSize?: number; onIndex?: (name: string, ms: number) => void },
   pool: ParsePool | undefined,
   hooks: BulkHooks,
@@ -67,8 +88,10 @@ export async function bulkLoad(
     const counts = emptyCounts();
     let rejected = 0;
     let entries = 0;
-    let bytes = 0;
     let strictFailed = false;
+    /** the NDJSON sources met so far (a Later names one by its place here). */
+    const lineSources: Extract<BulkSource, { chunks: unknown }>[] = [];
+    let sourceCount = 0;
     const later: Later[] = [];
     const seen = new KeySet();
     const systems = new TokenSystems();
@@ -95,9 +118,9 @@ export async function bulkLoad(
     let nextRid = Number(first);
     copies = await BulkCopies.open(sql);
 
-    const reject = async (where: string, reason: string) => {
+    const reject = async (where: string, reason: string, key?: string) => {
       rejected++;
-      hooks.reject(where, reason);
+      hooks.reject(where, reason, key);
       if (opts.strict && !strictFailed) {
         strictFailed = true;
         await copies!.abort(new StrictFailure('--strict: an entry was rejected'));
@@ -113,7 +136,7 @@ export async function bulkLoad(
     };
 
     /** Takes one chunk's result, in input order. */
-    const apply = async (r: BulkChunkResult, file: string, firstLine: number, ridBase: number) => {
+    const apply = async (r: BulkChunkResult, source: number, firstLine: number, ridBase: number) => {
       const tables = r.tables;
       learn(r.labels);
       if (r.unknownSystems.length) {
@@ -126,7 +149,7 @@ export async function bulkLoad(
       let cut: Set<string> | undefined;
       let o = 0;
       const other = async (x: ChunkOther) => {
-        if (x.reason !== undefined) await reject(x.where, x.reason);
+        if (x.reason !== undefined) await reject(x.where, x.reason, x.key);
         else {
           seen.add(x.h1!, x.h2!);
           later.push({ entry: x.entry! });
@@ -137,7 +160,7 @@ export async function bulkLoad(
         while (o < r.others.length && r.others[o].line < line) await other(r.others[o++]);
         if (seen.add(r.copied[i + 1], r.copied[i + 2])) continue;
         (cut ??= new Set()).add(String(ridBase + line));
-        later.push({ file, line: firstLine + line });
+        later.push({ source, line: firstLine + line });
       }
       while (o < r.others.length) await other(r.others[o++]);
       let indexRows = r.indexRows;
@@ -159,34 +182,26 @@ export async function bulkLoad(
       counts.indexRows += indexRows;
     };
 
-    const onBytes = (n: number) => (bytes += n);
-    for (const file of files) {
-      if (isNdjson(file)) {
-        // Chunks go to the workers ahead of time; results are taken back in input order.
-        const queue: { result: Promise<BulkChunkResult>; first: number; ridBase: number }[] = [];
-        const ahead = (pool?.size ?? 0) * 4;
-        for await (const chunk of ndjsonByteChunks(file, onBytes)) {
+    for await (const source of sources) {
+      sourceCount++;
+      if ('chunks' in source) {
+        const at = lineSources.push(source) - 1;
+        // Keys are assigned as chunks are handed out; results are taken back in input order.
+        const encode = async (chunk: ByteChunk) => {
           const ridBase = nextRid;
           nextRid += chunk.lines;
-          const req = { file, first: chunk.first, lines: chunk.lines, ridBase, now: now.getTime(), bytes: chunk.bytes };
-          if (!pool) {
-            await apply(bulkChunk(registry, known, { ...req, kind: 'bulk', id: 0 }), file, chunk.first, ridBase);
-          } else {
-            const result = pool.bulk(req, chunk.owned);
-            result.catch(() => {}); // awaited in order below
-            queue.push({ result, first: chunk.first, ridBase });
-            while (queue.length > ahead) {
-              const q = queue.shift()!;
-              await apply(await q.result, file, q.first, q.ridBase);
-            }
-          }
-          hooks.progress(entries, bytes);
+          const req = { file: source.name, first: chunk.first, lines: chunk.lines, ridBase, now: now.getTime(), bytes: chunk.bytes };
+          const r = pool ? await pool.bulk(req, chunk.owned) : bulkChunk(registry, known, { ...req, kind: 'bulk', id: 0 });
+          return { r, first: chunk.first, ridBase };
+        };
+        for await (const { r, first, ridBase } of ordered(source.chunks, encode, chunksAhead(pool?.size ?? 0))) {
+          await apply(r, at, first, ridBase);
+          hooks.progress(entries);
         }
-        for (let q = queue.shift(); q; q = queue.shift()) await apply(await q.result, file, q.first, q.ridBase);
       } else {
         // A .json file (a resource or a Bundle) on this thread: resources by COPY, the rest later.
         const enc = new CopyEncoder(known);
-        for await (const raw of readEntries(file, onBytes)) {
+        for await (const raw of source.entries) {
           entries++;
           if (raw.kind === 'resource') {
             try {
@@ -221,22 +236,22 @@ export async function bulkLoad(
           counts.inserted += enc.resources;
           counts.indexRows += enc.indexRows;
         }
-        hooks.progress(entries, bytes);
+        hooks.progress(entries);
       }
     }
 
     if (strictFailed) {
       hooks.reject('(bulk load)', 'file rejected (--strict): an entry of the load was rejected, so nothing of this bulk load was written');
       await failBulk(sql, session);
-      return { ...emptyCounts(), rejected, rejectedFiles: files.length, indexMs: 0 };
+      return { ...emptyCounts(), rejected, rejectedFiles: sourceCount, indexMs: 0 };
     }
     await sql`select setval(pg_get_serial_sequence('resource', 'rid'), greatest(${nextRid - 1}, ${first}::bigint))`;
     // Ids that came again were counted by their chunk but left out of the COPY: not counted here,
     // the upsert that writes them after the load counts them (sql/012's triggers).
-    const texts = await laterLines(later);
-    for (const { file, line } of later.filter((l): l is Extract<Later, { file: string }> => 'file' in l)) {
-      const { line: text, utf8 } = texts.get(`${file}:${line}`)!;
-      for (const raw of lineEntries(file, line, text, utf8)) {
+    const texts = await laterLines(later, lineSources);
+    for (const { source, line } of later.filter((l): l is Extract<Later, { source: number }> => 'source' in l)) {
+      const { line: text, utf8 } = texts.get(source)!.get(line)!;
+      for (const raw of lineEntries(lineSources[source].name, line, text, utf8)) {
         if (raw.kind !== 'resource') continue;
         const p = prepareResource(registry, raw.value, now, raw.text);
         addCounts_(countKeysMap(countKeys(p.type, p.rows, (uri) => String(systems.id(uri)))), [], -1);
@@ -250,7 +265,7 @@ export async function bulkLoad(
     const t0 = Date.now();
     await rebuildIndexes(sql, opts.onIndex);
     const indexMs = Date.now() - t0;
-    const more = await writeLater(sql, registry, systems, later, texts, opts.batchSize ?? 1000);
+    const more = await writeLater(sql, registry, systems, later, lineSources, texts, opts.batchSize ?? 1000);
     await endBulk(sql, session);
     return { ...addCounts(counts, more), rejected, rejectedFiles: 0, indexMs };
   } catch (err) {
@@ -260,17 +275,18 @@ export async function bulkLoad(
   }
 }
 
-/** The text of the lines of ids that came again, read again from their files (their bytes went to a worker). */
-async function laterLines(later: Later[]): Promise<Map<string, { line: string; utf8: boolean }>> {
-  const wanted = new Map<string, Set<number>>();
-  for (const l of later) if ('file' in l) (wanted.get(l.file) ?? wanted.set(l.file, new Set()).get(l.file)!).add(l.line);
-  const texts = new Map<string, { line: string; utf8: boolean }>();
-  for (const [file, lines] of wanted) {
-    for await (const chunk of ndjsonByteChunks(file)) {
-      for (const { n, line, utf8 } of byteLines(chunk.bytes, chunk.first, chunk.lines)) if (lines.has(n)) texts.set(`${file}:${n}`, { line, utf8 });
-    }
+/** The text of the lines of ids that came again, read again from their sources (their bytes went to a worker), by source. */
+async function laterLines(later: Later[], sources: readonly Extract<BulkSource, { chunks: unknown }>[]): Promise<Map<number, Map<number, LineText>>> {
+  const wanted = new Map<number, Set<number>>();
+  for (const l of later) if ('source' in l) (wanted.get(l.source) ?? wanted.set(l.source, new Set()).get(l.source)!).add(l.line);
+  const texts = new Map<number, Map<number, LineText>>();
+  for (const [s, lines] of wanted) {
+    const { name, reread } = sources[s];
+    if (!reread) throw new Error(`${name}:${Math.min(...lines)}: an id came again in a source that cannot be read again`);
+    const found = await reread(lines);
+    for (const n of lines) if (!found.has(n)) throw new Error(`${name}:${n}: the line changed while it was being loaded`);
+    texts.set(s, found);
   }
-  for (const l of later) if ('file' in l && !texts.has(`${l.file}:${l.line}`)) throw new Error(`${l.file}:${l.line}: the line changed while it was being loaded`);
   return texts;
 }
 
@@ -280,14 +296,15 @@ const countKeysMap = (keys: Iterable<string>): Map<string, number> => new Map([.
 /**
  * The entries of a bulk load that are written by upsert once its rows and indexes are in: in input
  * order, in batches (the last entry of an id in a batch wins, as in an incremental load); `texts`
- * holds the lines of ids that came again (laterLines).
+ * holds the lines of ids that came again, by source (laterLines).
  */
 async function writeLater(
   sql: Sql,
   registry: Registry,
   systems: TokenSystems,
   later: Later[],
-  texts: ReadonlyMap<string, { line: string; utf8: boolean }>,
+  sources: readonly { name: string }[],
+  texts: ReadonlyMap<number, ReadonlyMap<number, LineText>>,
   batchSize: number,
 ): Promise<WriteCounts> {
   let counts = emptyCounts();
@@ -301,8 +318,8 @@ async function writeLater(
   for (const l of later) {
     if ('entry' in l) batch.push(l.entry);
     else {
-      const text = texts.get(`${l.file}:${l.line}`)!;
-      for (const raw of lineEntries(l.file, l.line, text.line, text.utf8)) {
+      const text = texts.get(l.source)!.get(l.line)!;
+      for (const raw of lineEntries(sources[l.source].name, l.line, text.line, text.utf8)) {
         const p = prepare(registry, raw);
         if (!p.entry) throw new Error(`${p.where}: the line changed while it was being loaded (${clipReason(p.reason)})`);
         batch.push(p.entry);

@@ -3,6 +3,8 @@ import type { Sql } from '../db.ts';
 import { COPY_BINARY, COPY_COLUMNS, COPY_TABLES } from '../store/copy-encode.ts';
 import { CopyIn } from '../store/copy-in.ts';
 import { BINARY_HEADER, BINARY_TRAILER } from '../store/pg-binary.ts';
+import { INDEX_BUILDS } from './limits.ts';
+import { tryLock, withSessionLock } from './session-lock.ts';
 
 /**
  * The bulk path of an initial load into an empty database (src/load/bulk-load.ts drives it):
@@ -15,8 +17,8 @@ import { BINARY_HEADER, BINARY_TRAILER } from '../store/pg-binary.ts';
  *    at once) and, with wal_level=minimal (the embedded server), never go through the WAL. The five
  *    transactions commit together once every row is in; then bulk_state goes.
  * 3. `rebuildIndexes`: string_value is filled from string_idx, indexes and constraints are built
- *    from sorted input, two at a time (the machines have two cores), largest first, each table
- *    analysed.
+ *    from sorted input, INDEX_BUILDS at a time (src/load/limits.ts: one per core), largest first,
+ *    each table analysed.
  *
  * Interrupted before its rows were committed, the load leaves nothing: at the next start (or the
  * next bulk load) bulk_state is found, the five tables are emptied again and the indexes rebuilt.
@@ -119,23 +121,6 @@ async function setAutovacuum(db: postgres.Sql | postgres.TransactionSql, on: boo
   for (const t of COPY_TABLES) await db.unsafe(on ? `alter table ${t} reset (autovacuum_enabled)` : `alter table ${t} set (autovacuum_enabled = false)`);
 }
 
-/** Takes the bulk lock on a connection of its own; undefined when another bulk load holds it. */
-async function lock(sql: Sql): Promise<postgres.ReservedSql | undefined> {
-  const conn = await sql.reserve();
-  const [{ locked }] = await conn<{ locked: boolean }[]>`select pg_try_advisory_lock(${LOCK}) as locked`;
-  if (locked) return conn;
-  conn.release();
-  return undefined;
-}
-
-async function unlock(conn: postgres.ReservedSql): Promise<void> {
-  try {
-    await conn`select pg_advisory_unlock(${LOCK})`;
-  } finally {
-    conn.release();
-  }
-}
-
 /**
  * Puts the tables back after an interrupted bulk load (the caller holds the lock): rows that were
  * not all committed are removed, the indexes rebuilt, autovacuum given back. Returns the number of
@@ -159,23 +144,24 @@ async function recover(sql: Sql): Promise<{ indexes: number; emptied: boolean }>
 
 /**
  * At start-up: finishes what an interrupted bulk load left (nobody holds its lock any more). Needs
- * a pool of at least 4 connections when there is something to finish (the lock, two index builds,
- * one more); nothing at all when there is not.
+ * a pool of INDEX_BUILDS + 2 connections when there is something to finish (the lock, the index
+ * builds, an analysis beside them); nothing at all when there is not.
  */
 export async function finishInterruptedBulk(sql: Sql, log: (message: string) => void = () => {}): Promise<number> {
   const [{ pending }] = await sql<{ pending: boolean }[]>`
     select exists (select 1 from bulk_state) or exists (select 1 from load_state) as pending`;
   if (!pending) return 0;
-  const conn = await lock(sql);
-  if (!conn) return 0; // a bulk load is running; it cleans up after itself
-  try {
-    const r = await recover(sql);
-    if (r.emptied) log('an interrupted bulk load was found: its rows were not all committed, the tables are empty again — run the bulk load again');
-    if (r.indexes) log(`recreated ${r.indexes} index(es) left behind by an interrupted bulk load`);
-    return r.indexes;
-  } finally {
-    await unlock(conn);
-  }
+  return withSessionLock(
+    sql,
+    LOCK,
+    async () => {
+      const r = await recover(sql);
+      if (r.emptied) log('an interrupted bulk load was found: its rows were not all committed, the tables are empty again — run the bulk load again');
+      if (r.indexes) log(`recreated ${r.indexes} index(es) left behind by an interrupted bulk load`);
+      return r.indexes;
+    },
+    () => 0, // a bulk load is running; it cleans up after itself
+  );
 }
 
 /**
@@ -183,8 +169,8 @@ export async function finishInterruptedBulk(sql: Sql, log: (message: string) => 
  * definitions kept, autovacuum off (it would scan the tables while their indexes are built).
  */
 export async function startBulk(sql: Sql): Promise<BulkSession> {
-  const conn = await lock(sql);
-  if (!conn) throw new BulkRefused('another bulk load is running on this database');
+  const lock = await tryLock(sql, LOCK);
+  if (!lock) throw new BulkRefused('another bulk load is running on this database');
   try {
     await recover(sql);
     const [{ any }] = await sql<{ any: boolean }[]>`select exists (select 1 from resource) as any`;
@@ -199,10 +185,10 @@ export async function startBulk(sql: Sql): Promise<BulkSession> {
       await setCountTriggers(tx, false);
     });
   } catch (err) {
-    await unlock(conn);
+    await lock.release();
     throw err;
   }
-  return { release: () => unlock(conn) };
+  return { release: () => lock.release() };
 }
 
 /** The rows (and their counts) are all committed: an interruption from now on keeps them; later writes count again. */
@@ -243,13 +229,13 @@ export async function endBulk(sql: Sql, session: BulkSession): Promise<void> {
  *
  * A GIN build gathers its entries in memory and writes them out whenever the memory is full: more
  * memory is faster. It gets up to 3 GB, but at most half of shared_buffers (a stand-in for the
- * server's memory, which SQL cannot see; two builds run at once), and never less than the server's
- * own setting.
+ * server's memory, which SQL cannot see), shared among the INDEX_BUILDS builds that run at once
+ * (half of it at most), and never less than the server's own setting.
  */
 const SORT_MEMORY = `set maintenance_work_mem = '8MB'`;
 const GIN_MEMORY = `select set_config('maintenance_work_mem', (greatest(
     pg_size_bytes(current_setting('maintenance_work_mem')),
-    least(pg_size_bytes('3GB'), pg_size_bytes(current_setting('shared_buffers')) / 2)) / 1024)::bigint::text || 'kB', false)`;
+    least(pg_size_bytes('3GB'), pg_size_bytes(current_setting('shared_buffers')) / ${Math.max(2, INDEX_BUILDS)})) / 1024)::bigint::text || 'kB', false)`;
 
 /** An index definition as pg_get_indexdef writes it ("… USING gin (…)"). */
 const isGin = (definition: string) => / USING gin /i.test(definition);
@@ -260,8 +246,8 @@ export const buildMemory = (definition: string): string => (isGin(definition) ? 
 type Task = (conn: postgres.ReservedSql) => Promise<unknown>;
 
 /**
- * Builds the indexes kept in load_state, two at a time, largest table first (GIN before btree: it
- * costs more per row), then analyses the tables (statistics for the planner; no VACUUM: the
+ * Builds the indexes kept in load_state, INDEX_BUILDS at a time, largest table first (GIN before
+ * btree: it costs more per row), then analyses the tables (statistics for the planner; no VACUUM: the
  * rows are frozen and all-visible).
  */
 export async function rebuildIndexes(sql: Sql, onIndex?: (name: string, ms: number) => void): Promise<number> {
@@ -325,7 +311,7 @@ export async function rebuildIndexes(sql: Sql, onIndex?: (name: string, ms: numb
       conn.release();
     }
   };
-  await Promise.all([worker(), worker(), resourceAnalysis]);
+  await Promise.all([...Array.from({ length: INDEX_BUILDS }, worker), resourceAnalysis]);
   return defs.length;
 }
 

@@ -1,14 +1,15 @@
 import type { Sql } from '../db.ts';
 import { stat } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import { registry as defaultRegistry, type Registry } from '../registry/index.ts';
 import { addCounts, finishWrites, emptyCounts, loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { TokenSystems } from '../store/token-systems.ts';
 import { BULK_TABLES } from './bulk.ts';
-import { bulkLoad } from './bulk-load.ts';
+import { bulkLoad, type BulkSource } from './bulk-load.ts';
 import { clipReason } from './echo.ts';
+import { defaultWorkers, LOAD_WORKERS_FROM } from './limits.ts';
 import { ParsePool, preparedEntries } from './parallel.ts';
-import { isNdjson } from './sources.ts';
+import { isNdjson, ndjsonByteChunks, ndjsonLines, readEntries } from './sources.ts';
+import { BoundedWriter } from './writer.ts';
 
 /**
  * Connections a load needs at most: a bulk load's lock (one reserved connection), its COPY
@@ -37,14 +38,15 @@ export interface LoadOptions {
   concurrency?: number;
   /**
    * worker threads that parse and extract NDJSON (src/load/parallel.ts); 0 = this thread. By
-   * default 2 (at most the number of cores) when there are more than 16 MiB of NDJSON, else 0.
+   * default 2 (at most the number of cores) from LOAD_WORKERS_FROM bytes of NDJSON (src/load/limits.ts), else 0.
    */
   workers?: number;
   /**
    * called once per rejected entry: `where` is file:line or file#entry[i]; `reason` echoes the input
-   * cut to a readable length (clipReason).
+   * cut to a readable length (clipReason); `key` (bulk loads) the Type/id of a rejected resource
+   * that has both.
    */
-  onReject?: (where: string, reason: string) => void;
+  onReject?: (where: string, reason: string, key?: string) => void;
   onProgress?: (p: { entries: number; bytes: number }) => void;
   /** bulk only: called as each index of the end is built (and each table analysed), with its time. */
   onIndex?: (name: string, ms: number) => void;
@@ -65,32 +67,61 @@ class StrictAbort extends Error {}
  * Loads files into the database: batched transactions, idempotent (a second run changes nothing),
  * one rejected line per bad entry and the load goes on. With `strict`, a file with any bad entry is
  * written not at all (its batches share one transaction that is rolled back). With `bulk`, an
- * empty database is loaded by COPY and its indexes built at the end (src/load/bulk-load.ts); with
- * `bulk` and `strict`, any bad entry leaves the whole load unwritten.
+ * empty database is loaded by COPY and its indexes built at the end (src/load/bulk-load.ts: each
+ * file one of its sources); with `bulk` and `strict`, any bad entry leaves the whole load unwritten.
  */
 export async function loadFiles(sql: Sql, registry: Registry, files: string[], opts: LoadOptions = {}): Promise<LoadSummary> {
-  const workers = opts.workers ?? (await defaultWorkers(files));
+  const workers = opts.workers ?? defaultWorkers(await ndjsonBytes(files), LOAD_WORKERS_FROM);
+  if (opts.bulk) {
+    let bytes = 0;
+    const onBytes = (n: number) => (bytes += n);
+    const sources = files.map((file): BulkSource =>
+      isNdjson(file) ? { name: file, chunks: ndjsonByteChunks(file, onBytes), reread: (lines) => ndjsonLines(file, lines) } : { entries: readEntries(file, onBytes) },
+    );
+    const r = await loadBulk(sql, registry, sources, { ...opts, workers, onProgress: ({ entries }) => opts.onProgress?.({ entries, bytes }) });
+    return { ...r, files: files.length };
+  }
+  return withParsePool(workers, registry, (pool) => load(sql, registry, files, opts, pool));
+}
+
+/**
+ * A bulk load (src/load/bulk-load.ts) of any sources, their NDJSON encoded by `workers` threads of
+ * its own, or by a pool of the caller's (left open); progress counts entries only (bytes are the
+ * sources' to count).
+ */
+export async function loadBulk(
+  sql: Sql,
+  registry: Registry,
+  sources: AsyncIterable<BulkSource> | Iterable<BulkSource>,
+  opts: Omit<LoadOptions, 'bulk' | 'concurrency' | 'workers'> & { workers: number | ParsePool | undefined },
+): Promise<Omit<LoadSummary, 'files'>> {
+  const t0 = Date.now();
+  const r = await withParsePool(opts.workers, registry, (pool) =>
+    bulkLoad(sql, registry, sources, opts, pool, {
+      reject: (where, reason, key) => opts.onReject?.(where, clipReason(reason), key),
+      progress: (entries) => opts.onProgress?.({ entries, bytes: 0 }),
+    }),
+  );
+  return { ...r, elapsedMs: Date.now() - t0 };
+}
+
+/** Runs `fn` with a pool of `workers` threads (none for 0), closed after, or with the pool given. */
+async function withParsePool<T>(workers: number | ParsePool | undefined, registry: Registry, fn: (pool: ParsePool | undefined) => Promise<T>): Promise<T> {
   // Workers build the default registry themselves: another registry is prepared on this thread.
-  const pool = workers > 0 && registry === defaultRegistry ? new ParsePool(workers) : undefined;
+  if (registry !== defaultRegistry || !workers) return fn(undefined);
+  if (workers instanceof ParsePool) return fn(workers);
+  const pool = new ParsePool(workers);
   try {
-    if (opts.bulk) {
-      const t0 = Date.now();
-      const r = await bulkLoad(sql, registry, files, opts, pool, {
-        reject: (where, reason) => opts.onReject?.(where, clipReason(reason)),
-        progress: (entries, bytes) => opts.onProgress?.({ entries, bytes }),
-      });
-      return { ...r, files: files.length, elapsedMs: Date.now() - t0 };
-    }
-    return await load(sql, registry, files, opts, pool);
+    return await fn(pool);
   } finally {
-    await pool?.close();
+    await pool.close();
   }
 }
 
-async function defaultWorkers(files: string[]): Promise<number> {
+async function ndjsonBytes(files: string[]): Promise<number> {
   let bytes = 0;
   for (const f of files) if (isNdjson(f)) bytes += (await stat(f)).size;
-  return bytes > 16 * 2 ** 20 ? Math.min(2, availableParallelism()) : 0;
+  return bytes;
 }
 
 async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOptions, pool: ParsePool | undefined): Promise<LoadSummary> {
@@ -111,32 +142,11 @@ async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOpt
     counts = addCounts(counts, c);
   };
 
-  // Batches are written by up to `concurrency` transactions at once (PostgreSQL is the slower side
-  // and has a core of its own per connection); a batch that shares an id with one in flight waits
-  // for it, so the last entry for an id still wins.
-  const inflight = new Map<Promise<void>, Set<string>>();
-  let failure: unknown;
-  const submit = async (batch: WriteEntry[], concurrency: number, tx?: Parameters<typeof writeBatch>[4]) => {
-    const keys = new Set(batch.map((e) => `${e.type}/${e.id}`));
-    for (const [p, ks] of inflight) if ([...keys].some((k) => ks.has(k))) await p.catch(() => {});
-    while (inflight.size >= concurrency) await Promise.race(inflight.keys()).catch(() => {});
-    if (failure) throw failure;
-    const p: Promise<void> = write(batch, tx)
-      .catch((err) => {
-        failure ??= err;
-      })
-      .finally(() => inflight.delete(p));
-    inflight.set(p, keys);
-  };
-  const drain = async () => {
-    await Promise.all(inflight.keys());
-    if (failure) throw failure;
-  };
-
   for (const file of files) {
     const run = async (tx?: Parameters<typeof writeBatch>[4]) => {
-      // One transaction (--strict) means one writer.
-      const concurrency = tx ? 1 : (opts.concurrency ?? DEFAULT_CONCURRENCY);
+      // One transaction (--strict) means one writer; a batch that shares an id with one in flight
+      // waits for it, so the last entry for an id still wins.
+      const writer = new BoundedWriter(tx ? 1 : (opts.concurrency ?? DEFAULT_CONCURRENCY));
       let batch: WriteEntry[] = [];
       let fileRejected = false;
       for await (const p of preparedEntries(file, registry, (n) => (bytes += n), pool)) {
@@ -150,12 +160,13 @@ async function load(sql: Sql, registry: Registry, files: string[], opts: LoadOpt
         if (opts.strict && fileRejected) continue; // keep reporting, stop writing
         batch.push(e);
         if (batch.length >= batchSize) {
-          await submit(batch, concurrency, tx);
+          const b = batch;
+          await writer.submit(() => write(b, tx), new Set(b.map((e) => `${e.type}/${e.id}`)));
           batch = [];
         }
         if (entries % 1000 === 0) opts.onProgress?.({ entries, bytes });
       }
-      await drain();
+      await writer.drain();
       if (opts.strict && fileRejected) throw new StrictAbort();
       if (batch.length) await write(batch, tx);
     };

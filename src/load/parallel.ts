@@ -1,7 +1,9 @@
 import { Worker } from 'node:worker_threads';
 import type { Registry } from '../registry/index.ts';
-import type { ChunkRequest, ChunkResult } from './parse-worker.ts';
+import type { ChunkRequest, ChunkResult } from './parse-task.ts';
 import type { BulkChunkRequest, BulkChunkResult } from './bulk-chunk.ts';
+import { CHUNK_BYTES, chunksAhead } from './limits.ts';
+import { ordered } from './ordered.ts';
 import { prepare, type Prepared } from './prepare.ts';
 import { isNdjson, ndjsonByteChunks, readEntries, type ByteChunk } from './sources.ts';
 
@@ -15,7 +17,6 @@ import { isNdjson, ndjsonByteChunks, readEntries, type ByteChunk } from './sourc
  * The main thread hands over raw bytes cut after a newline (transferred, not copied); the workers
  * decode and split them, so the main thread never decodes or copies the text.
  */
-const CHUNK_BYTES = 1 << 20;
 
 /**
  * A worker thread running the module `name` (without extension) beside the module of `base`
@@ -87,9 +88,10 @@ export class WorkerPool {
   }
 }
 
+/** Threads that prepare and encode a load's NDJSON; a subclass may run another worker module that does this work too. */
 export class ParsePool extends WorkerPool {
-  constructor(size: number) {
-    super(size, 'parse-worker', import.meta.url, 'loader worker');
+  constructor(size: number, name = 'parse-worker', base = import.meta.url, label = 'loader worker') {
+    super(size, name, base, label);
   }
 
   /**
@@ -128,18 +130,5 @@ export async function* preparedEntries(file: string, registry: Registry, onBytes
     for await (const raw of readEntries(file, onBytes)) yield prepare(registry, raw);
     return;
   }
-  const queue: Promise<Prepared[]>[] = [];
-  const ahead = pool.size * 4;
-  const take = () => queue.shift()!;
-  try {
-    for await (const chunk of ndjsonByteChunks(file, onBytes, CHUNK_BYTES)) {
-      const p = pool.run(file, chunk);
-      p.catch(() => {}); // awaited in order below; a failure must not be reported as unhandled first
-      queue.push(p);
-      if (queue.length >= ahead) yield* await take();
-    }
-    while (queue.length) yield* await take();
-  } finally {
-    queue.length = 0;
-  }
+  for await (const entries of ordered(ndjsonByteChunks(file, onBytes, CHUNK_BYTES), (chunk) => pool.run(file, chunk), chunksAhead(pool.size))) yield* entries;
 }

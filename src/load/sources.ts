@@ -4,6 +4,7 @@ import { open, readdir, readFile, stat, type FileHandle } from 'node:fs/promises
 import path from 'node:path';
 import { createGunzip, gunzipSync } from 'node:zlib';
 import { MAX_DEPTH, TOO_DEEP } from '../fhir/resource.ts';
+import { CHUNK_BYTES } from './limits.ts';
 
 /**
  * Input files as a stream of raw entries, each with the place it came from: one resource per
@@ -191,6 +192,18 @@ export function* byteLines(bytes: Buffer, first: number, lines: number): Generat
   }
 }
 
+/** A line's text, as byteLines gives it. */
+export type LineText = Pick<ByteLine, 'line' | 'utf8'>;
+
+/** The text of the given lines (1-based) of an NDJSON file, read again. */
+export async function ndjsonLines(file: string, wanted: ReadonlySet<number>): Promise<Map<number, LineText>> {
+  const texts = new Map<number, LineText>();
+  for await (const chunk of ndjsonByteChunks(file)) {
+    for (const { n, line, utf8 } of byteLines(chunk.bytes, chunk.first, chunk.lines)) if (wanted.has(n)) texts.set(n, { line, utf8 });
+  }
+  return texts;
+}
+
 /**
  * The entries of line `n` (1-based) of an NDJSON file: a resource, a Bundle's entries, or why not
  * (`utf8` false: the line's bytes are not UTF-8).
@@ -223,6 +236,9 @@ export interface ByteChunk {
   owned: boolean;
 }
 
+/** Whether `bytes` spans the whole of its ArrayBuffer (no view of another part of it, as a Buffer of Node's shared pool is). */
+export const spansBuffer = (bytes: Uint8Array): boolean => bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+
 const countLines = (b: Buffer) => {
   let n = 0;
   for (let i = b.indexOf(10); i >= 0; i = b.indexOf(10, i + 1)) n++;
@@ -236,7 +252,7 @@ const countLines = (b: Buffer) => {
  * in front), so that the chunk's bytes go to a worker without a copy (the copies, and their garbage,
  * would be the main thread's biggest cost).
  */
-export async function* ndjsonByteChunks(file: string, onBytes: (n: number) => void = () => {}, size = 1 << 20): AsyncGenerator<ByteChunk> {
+export async function* ndjsonByteChunks(file: string, onBytes: (n: number) => void = () => {}, size = CHUNK_BYTES): AsyncGenerator<ByteChunk> {
   if (!file.toLowerCase().endsWith('.gz')) {
     yield* plainByteChunks(file, onBytes, size);
     return;

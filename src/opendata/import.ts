@@ -1,8 +1,9 @@
-import { availableParallelism } from 'node:os';
 import type postgres from 'postgres';
 import type { Sql } from '../db.ts';
 import { finishInterruptedBulk } from '../load/bulk.ts';
+import { defaultWorkers, IMPORT_WORKERS_FROM } from '../load/limits.ts';
 import { loaderConnections } from '../load/loader.ts';
+import { withSessionLock } from '../load/session-lock.ts';
 import { registry as defaultRegistry, type Registry } from '../registry/index.ts';
 import { finishWrites } from '../store/write.ts';
 import { startRun } from '../writer-runs.ts';
@@ -18,7 +19,7 @@ import { createStaging, dropStaging, stageLines, type StageSummary } from './sta
  *
  * 1. Under an advisory lock (one import at a time per database), a run in writer_run (kind 'import').
  * 2. Stage every line in PostgreSQL (src/opendata/stage.ts), by worker threads for a large input
- *    (src/opendata/pool.ts), which also map a first import's lines.
+ *    (src/opendata/pool.ts), which also map a first import's lines and encode them for its bulk load.
  * 3. Diff the snapshot against the last import's state (src/opendata/snapshot.ts); refuse to
  *    deactivate more than 5 % of a type without `force`, before anything is written.
  * 4. Write what changed (src/opendata/publish.ts): by the bulk loader into a database without
@@ -66,12 +67,9 @@ export interface ImportOptions {
   onNote?(message: string): void;
   /** the run's time (meta.lastUpdated of what it writes); now by default. */
   now?: Date;
-  /** threads that stage the lines and map a first import's (default: 2, none below WORKERS_FROM bytes of input); the bulk load's too. */
+  /** threads that stage the lines and map a first import's (default: 2, none below IMPORT_WORKERS_FROM bytes of input); the bulk load's too. */
   workers?: number;
 }
-
-/** Bytes of input (as on disk) from which an import has worker threads: below, starting them costs more than they save. */
-const WORKERS_FROM = 4 * 2 ** 20;
 
 export interface ImportSummary {
   startedAt: Date;
@@ -85,28 +83,6 @@ export interface ImportSummary {
   counts: ImportCounts;
 }
 
-/** Holds the import lock on a connection of its own, or refuses. */
-async function lock(sql: Sql): Promise<postgres.ReservedSql> {
-  const session = await sql.reserve();
-  try {
-    const [{ locked }] = await session<{ locked: boolean }[]>`select pg_try_advisory_lock(${IMPORT_LOCK}) as locked`;
-    if (locked) return session;
-  } catch (err) {
-    session.release();
-    throw err;
-  }
-  session.release();
-  throw new ImportRefused('another import is running on this database');
-}
-
-async function unlock(session: postgres.ReservedSql): Promise<void> {
-  try {
-    await session`select pg_advisory_unlock(${IMPORT_LOCK})`;
-  } finally {
-    session.release();
-  }
-}
-
 /** The unchanged of each type: in the snapshot, neither new nor changed. */
 function withUnchanged(counts: ImportCounts, diff: SnapshotDiff): ImportCounts {
   for (const t of Object.keys(TYPE_NAMES) as DiffType[]) counts[t].unchanged = diff[t].snapshot - counts[t].new - counts[t].changed;
@@ -115,72 +91,73 @@ function withUnchanged(counts: ImportCounts, diff: SnapshotDiff): ImportCounts {
 
 /** Imports the extracts under `paths` into the database of `sql` (a pool of importConnections(concurrency)). */
 export async function importOpenData(sql: Sql, paths: readonly string[], opts: ImportOptions): Promise<ImportSummary> {
+  await finishInterruptedBulk(sql, opts.onNote);
+  return withSessionLock(sql, IMPORT_LOCK, (session) => locked(sql, session, paths, opts), () => {
+    throw new ImportRefused('another import is running on this database');
+  });
+}
+
+/** The import, on the session that holds its lock. */
+async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly string[], opts: ImportOptions): Promise<ImportSummary> {
   const registry = opts.registry ?? defaultRegistry;
   const batchSize = opts.batchSize ?? 1000;
   const concurrency = opts.concurrency ?? 3;
   const note = opts.onNote ?? (() => {});
-  await finishInterruptedBulk(sql, note);
-  const session = await lock(sql);
+  const startedAt = opts.now ?? new Date();
+  const run = await startRun(sql, 'import', { paths }, startedAt);
+  let stage: StageSummary | undefined;
+  let pool: ImportPool | undefined;
   try {
-    const startedAt = opts.now ?? new Date();
-    const run = await startRun(sql, 'import', { paths }, startedAt);
-    let stage: StageSummary | undefined;
-    let pool: ImportPool | undefined;
-    try {
-      const workers = opts.workers ?? ((await inputBytes(paths)) >= WORKERS_FROM ? Math.min(2, availableParallelism()) : 0);
-      pool = workers > 0 ? new ImportPool(workers) : undefined;
-      await createStaging(session);
-      const onRead = (p: { lines: number; bytes: number; totalBytes: number }) =>
-        opts.onProgress?.({ phase: 'read', done: p.bytes, total: p.totalBytes, lines: p.lines });
-      stage = await stageLines(session, paths, { reject: opts.onReject, skip: opts.onSkip }, onRead, pool);
-      if (stage.kinds.size === 0) throw new OpenDataError(`no PS_LibreAcces extract in ${paths.join(', ')}`);
-      for (const kind of Object.keys(KINDS) as FileKind[]) {
-        if (!stage.kinds.has(kind)) note(`no ${KINDS[kind].file} file among the inputs: the snapshot has none of its lines`);
-      }
-      const [{ empty }] = await session<{ empty: boolean }[]>`select not exists (select 1 from resource) as empty`;
-      // A database without resources starts afresh, whatever state an earlier one left.
-      if (empty) {
-        await session`delete from import_person`;
-        await session`delete from import_structure`;
-      }
-      const diff = await diffSnapshot(session);
-      checkGone(diff, opts.force === true);
-      const toWrite = empty
-        ? diff.persons.snapshot + diff.roles.snapshot + diff.structures.snapshot
-        : diff.persons.changed + diff.roles.changed + diff.structures.changed + diff.persons.gone + diff.roles.gone + diff.structures.gone;
-      const publishOpts = {
-        registry,
-        lastUpdated: startedAt.toISOString(),
-        batchSize,
-        concurrency,
-        pool,
-        loadWorkers: opts.workers,
-        onReject: opts.onReject,
-        onProgress: (done: number) => opts.onProgress?.({ phase: 'write', done, total: toWrite }),
-      };
-      const published = empty ? await publishBulk(sql, session, publishOpts) : await publishIncremental(sql, session, publishOpts);
-      await finishWrites(sql, empty ? 0 : published.written);
-      await dropStaging(session);
-      const summary: ImportSummary = {
-        startedAt,
-        elapsedMs: Date.now() - startedAt.getTime(),
-        path: empty ? 'bulk' : 'incremental',
-        lines: stage.lines,
-        rejected: stage.rejected + published.rejected,
-        skippedFiles: stage.skippedFiles,
-        counts: withUnchanged(published.counts, diff),
-      };
-      await run.finish('success', { ...summary, startedAt: undefined });
-      return summary;
-    } catch (err) {
-      const counts = stage ? { lines: stage.lines, rejected: stage.rejected, skippedFiles: stage.skippedFiles } : {};
-      await run.finish('failure', { ...counts, error: (err as Error).message, ...(err instanceof SnapshotRefused ? { refused: true } : {}) });
-      await dropStaging(session).catch(() => {});
-      throw err;
-    } finally {
-      await pool?.close();
+    const workers = opts.workers ?? defaultWorkers(await inputBytes(paths), IMPORT_WORKERS_FROM);
+    pool = workers > 0 ? new ImportPool(workers) : undefined;
+    await createStaging(session);
+    const onRead = (p: { lines: number; bytes: number; totalBytes: number }) =>
+      opts.onProgress?.({ phase: 'read', done: p.bytes, total: p.totalBytes, lines: p.lines });
+    stage = await stageLines(session, paths, { reject: opts.onReject, skip: opts.onSkip }, onRead, pool);
+    if (stage.kinds.size === 0) throw new OpenDataError(`no PS_LibreAcces extract in ${paths.join(', ')}`);
+    for (const kind of Object.keys(KINDS) as FileKind[]) {
+      if (!stage.kinds.has(kind)) note(`no ${KINDS[kind].file} file among the inputs: the snapshot has none of its lines`);
     }
+    const [{ empty }] = await session<{ empty: boolean }[]>`select not exists (select 1 from resource) as empty`;
+    // A database without resources starts afresh, whatever state an earlier one left.
+    if (empty) {
+      await session`delete from import_person`;
+      await session`delete from import_structure`;
+    }
+    const diff = await diffSnapshot(session);
+    checkGone(diff, opts.force === true);
+    const toWrite = empty
+      ? diff.persons.snapshot + diff.roles.snapshot + diff.structures.snapshot
+      : diff.persons.changed + diff.roles.changed + diff.structures.changed + diff.persons.gone + diff.roles.gone + diff.structures.gone;
+    const publishOpts = {
+      registry,
+      lastUpdated: startedAt.toISOString(),
+      batchSize,
+      concurrency,
+      pool,
+      onReject: opts.onReject,
+      onProgress: (done: number) => opts.onProgress?.({ phase: 'write', done, total: toWrite }),
+    };
+    const published = empty ? await publishBulk(sql, session, publishOpts) : await publishIncremental(sql, session, publishOpts);
+    await finishWrites(sql, empty ? 0 : published.written);
+    await dropStaging(session);
+    const summary: ImportSummary = {
+      startedAt,
+      elapsedMs: Date.now() - startedAt.getTime(),
+      path: empty ? 'bulk' : 'incremental',
+      lines: stage.lines,
+      rejected: stage.rejected + published.rejected,
+      skippedFiles: stage.skippedFiles,
+      counts: withUnchanged(published.counts, diff),
+    };
+    await run.finish('success', { ...summary, startedAt: undefined });
+    return summary;
+  } catch (err) {
+    const counts = stage ? { lines: stage.lines, rejected: stage.rejected, skippedFiles: stage.skippedFiles } : {};
+    await run.finish('failure', { ...counts, error: (err as Error).message, ...(err instanceof SnapshotRefused ? { refused: true } : {}) });
+    await dropStaging(session).catch(() => {});
+    throw err;
   } finally {
-    await unlock(session).catch(() => session.release());
+    await pool?.close();
   }
 }

@@ -1,4 +1,6 @@
-import { WorkerPool } from '../load/parallel.ts';
+import { CHUNK_BYTES, chunksAhead } from '../load/limits.ts';
+import { ordered } from '../load/ordered.ts';
+import { ParsePool } from '../load/parallel.ts';
 import { mapChunk, rowChunks, type ChunkKind, type MapRequest, type MapResult } from './map-chunk.ts';
 import { stageChunk, type StageRequest, type StageResult } from './stage-chunk.ts';
 
@@ -9,11 +11,11 @@ import { stageChunk, type StageRequest, type StageResult } from './stage-chunk.t
  * third of the bulk load, with PostgreSQL idle. Chunks are handed out round-robin and taken back in
  * input order, so the result is exactly one thread's.
  */
-const CHUNK_BYTES = 1 << 20;
 
 export type PoolRequest = ({ op: 'stage' } & StageRequest & { id: number }) | ({ op: 'map' } & MapRequest & { id: number });
 
-export class ImportPool extends WorkerPool {
+/** The import's threads: they stage and map its lines, and encode a first import's resources for the bulk load (ParsePool). */
+export class ImportPool extends ParsePool {
   constructor(size: number) {
     super(size, 'worker', import.meta.url, 'import worker');
   }
@@ -29,38 +31,13 @@ export class ImportPool extends WorkerPool {
   }
 }
 
-/** Results of `jobs` in input order, at most `ahead` of them in the pool at once. */
-async function* inOrder<T>(jobs: AsyncIterable<() => Promise<T>>, ahead: number): AsyncGenerator<T> {
-  const queue: Promise<T>[] = [];
-  for await (const job of jobs) {
-    const p = job();
-    p.catch(() => {}); // awaited in order below; a failure must not be reported as unhandled first
-    queue.push(p);
-    if (queue.length >= ahead) yield await queue.shift()!;
-  }
-  while (queue.length) yield await queue.shift()!;
-}
-
 /** The staged chunks of `chunks` (src/opendata/stage-chunk.ts), in input order: by the pool, or on this thread without one. */
-export async function* stagedChunks(chunks: AsyncIterable<StageRequest>, pool?: ImportPool): AsyncGenerator<StageResult> {
-  if (!pool) {
-    for await (const req of chunks) yield stageChunk(req);
-    return;
-  }
-  yield* inOrder(jobsOf(chunks, (req) => pool.stage(req)), pool.size * 4);
+export function stagedChunks(chunks: AsyncIterable<StageRequest>, pool?: ImportPool): AsyncGenerator<StageResult> {
+  return ordered(chunks, (req) => (pool ? pool.stage(req) : stageChunk(req)), chunksAhead(pool?.size ?? 0));
 }
 
 /** The mapped chunks of a stream of staged rows (src/opendata/map-chunk.ts), in input order: by the pool, or on this thread without one. */
-export async function* mappedChunks(rows: AsyncIterable<Uint8Array>, kind: ChunkKind, lastUpdated: string, pool?: ImportPool): AsyncGenerator<MapResult> {
-  if (!pool) {
-    for await (const bytes of rowChunks(rows, CHUNK_BYTES)) yield mapChunk({ kind, bytes, lastUpdated });
-    return;
-  }
-  yield* inOrder(jobsOf(rowChunks(rows, CHUNK_BYTES), (bytes) => pool.map({ kind, bytes, lastUpdated })), pool.size * 4);
+export function mappedChunks(rows: AsyncIterable<Uint8Array>, kind: ChunkKind, lastUpdated: string, pool?: ImportPool): AsyncGenerator<MapResult> {
+  const map = (bytes: Uint8Array) => (pool ? pool.map({ kind, bytes, lastUpdated }) : mapChunk({ kind, bytes, lastUpdated }));
+  return ordered(rowChunks(rows, CHUNK_BYTES), map, chunksAhead(pool?.size ?? 0));
 }
-
-async function* jobsOf<A, T>(items: AsyncIterable<A>, run: (a: A) => Promise<T>): AsyncGenerator<() => Promise<T>> {
-  for await (const a of items) yield () => run(a);
-}
-
-export { CHUNK_BYTES };

@@ -1,17 +1,12 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { once } from 'node:events';
-import os from 'node:os';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { finished } from 'node:stream/promises';
 import type postgres from 'postgres';
 import type { Db, Sql } from '../db.ts';
 import { ExtractError } from '../fhir/extract.ts';
 import { InvalidResource } from '../fhir/resource.ts';
-import { loadFiles } from '../load/loader.ts';
+import { loadBulk } from '../load/loader.ts';
 import { preparePut } from '../load/prepare.ts';
+import { spansBuffer, type ByteChunk } from '../load/sources.ts';
+import { BoundedWriter } from '../load/writer.ts';
 import type { Registry, ResourceType } from '../registry/index.ts';
 import { loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { TokenSystems } from '../store/token-systems.ts';
@@ -29,8 +24,8 @@ import { markPersons, markPersonsGone, markStructures, markStructuresGone, repla
  * that matches the database and a rerun writes what is still marked changed. Deactivation reads the
  * stored resource and writes it again with `active: false`.
  *
- * First import (no resource at all): the mapped resources go through a temporary NDJSON file into
- * the bulk loader (COPY, indexes built at the end); the state is then filled from the staging tables.
+ * First import (no resource at all): the mapped resources stream into the bulk loader (COPY, indexes
+ * built at the end); the state is then filled from the staging tables.
  */
 
 type Json = Record<string, unknown>;
@@ -54,10 +49,8 @@ export interface PublishOptions {
   onReject(where: string, reason: string): void;
   /** resources handled so far (written or found unchanged). */
   onProgress?(done: number): void;
-  /** the import's worker threads: a first import's lines are mapped by them (without: on this thread). */
+  /** the import's worker threads: a first import's lines are mapped and encoded for the bulk load by them (without: on this thread). */
   pool?: ImportPool;
-  /** threads that parse the mapped resources as the bulk loader does (default: the loader's choice). */
-  loadWorkers?: number;
 }
 
 export interface Published {
@@ -124,38 +117,16 @@ function changedStructures(session: Db): AsyncIterable<StructureLine[]> {
 
 // ---- incremental -------------------------------------------------------------------------------------
 
-/** At most `width` jobs at once; the first failure is thrown by the next submit or by drain. */
-class Writers {
-  private readonly inflight = new Set<Promise<void>>();
-  private failure: unknown;
-
-  constructor(private readonly width: number) {}
-
-  async submit(job: () => Promise<void>): Promise<void> {
-    while (this.inflight.size >= this.width) await Promise.race(this.inflight);
-    if (this.failure) throw this.failure;
-    const p: Promise<void> = job()
-      .catch((err) => void (this.failure ??= err))
-      .finally(() => this.inflight.delete(p));
-    this.inflight.add(p);
-  }
-
-  async drain(): Promise<void> {
-    await Promise.all(this.inflight);
-    if (this.failure) throw this.failure;
-  }
-}
-
 class Incremental {
   readonly counts = emptyTypeCounts();
   written = 0;
   rejected = 0;
   private done = 0;
   private readonly systems = new TokenSystems();
-  private readonly writers: Writers;
+  private readonly writers: BoundedWriter;
 
   constructor(private readonly sql: Sql, private readonly opts: PublishOptions) {
-    this.writers = new Writers(opts.concurrency);
+    this.writers = new BoundedWriter(opts.concurrency);
   }
 
   /** Writes entries of one type within `tx`, counted as puts (new or changed) or as deactivations. */
@@ -306,73 +277,77 @@ async function* copyOut(query: postgres.PendingQuery<postgres.Row[]>): AsyncGene
   }
 }
 
-/** The Type/id of the given lines of an NDJSON file (the resources the loader rejected), by line number. */
-async function idsAtLines(file: string, lines: Set<number>): Promise<Map<number, { type: string; id: string }>> {
-  const out = new Map<number, { type: string; id: string }>();
-  let n = 0;
-  for await (const text of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
-    if (lines.has(++n)) {
-      const r = JSON.parse(text) as { resourceType: string; id: string };
-      out.set(n, { type: r.resourceType, id: r.id });
-    }
-  }
-  return out;
-}
-
 /** The person of a PractitionerRole id (`<IDNPS>-<hash>`, src/opendata/map.ts roleId). */
 const personOfRole = (roleId: string) => roleId.slice(0, roleId.lastIndexOf('-'));
 
-/**
- * A first import into a database without resources: every person and structure of the snapshot
- * mapped into a temporary NDJSON file, loaded by the bulk path, then the state filled.
- */
-export async function publishBulk(sql: Sql, session: Db, opts: PublishOptions): Promise<Published> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'annuaire-import-'));
-  try {
-    const file = path.join(dir, 'snapshot.ndjson');
-    const out = createWriteStream(file, { highWaterMark: 1 << 20 });
-    const mapped = { persons: 0, roles: 0, structures: 0 };
-    for (const [kind, rows] of [['persons', personRows], ['structures', structureRows]] as const) {
-      for await (const r of mappedChunks(copyOut(rows(session)), kind, opts.lastUpdated, opts.pool)) {
-        if (!out.write(r.ndjson)) await once(out, 'drain');
-        mapped.persons += r.persons;
-        mapped.roles += r.roles;
-        mapped.structures += r.structures;
-        opts.onProgress?.(mapped.persons + mapped.roles + mapped.structures);
-      }
+/** The mapped resources of every staged person, then structure, as NDJSON chunks for the bulk loader (numbered lines). */
+async function* mappedNdjson(session: Db, opts: PublishOptions, mapped: Record<DiffType, number>): AsyncGenerator<ByteChunk> {
+  let first = 1;
+  for (const [kind, rows] of [['persons', personRows], ['structures', structureRows]] as const) {
+    for await (const r of mappedChunks(copyOut(rows(session)), kind, opts.lastUpdated, opts.pool)) {
+      mapped.persons += r.persons;
+      mapped.roles += r.roles;
+      mapped.structures += r.structures;
+      const lines = r.persons + r.roles + r.structures;
+      yield { first, lines, bytes: r.ndjson as Buffer, owned: spansBuffer(r.ndjson) };
+      first += lines;
     }
-    out.end();
-    await finished(out);
-    // The import's threads have done their part: their memory is given back before the bulk load's own start.
-    await opts.pool?.close();
-
-    const rejects: { line: number; reason: string }[] = [];
-    const loaded = await loadFiles(sql, opts.registry, [file], {
-      bulk: true,
-      workers: opts.loadWorkers,
-      batchSize: opts.batchSize,
-      concurrency: opts.concurrency,
-      onReject: (where, reason) => rejects.push({ line: Number(where.slice(where.lastIndexOf(':') + 1)), reason }),
-      onProgress: ({ entries }) => opts.onProgress?.(entries),
-    });
-    const ids = await idsAtLines(file, new Set(rejects.map((r) => r.line)));
-    const rejected = { persons: new Set<string>(), structures: new Set<string>(), byType: { Practitioner: 0, PractitionerRole: 0, Organization: 0 } as Record<string, number> };
-    for (const r of rejects) {
-      const at = ids.get(r.line);
-      if (!at) continue;
-      opts.onReject(`${at.type}/${at.id}`, r.reason);
-      rejected.byType[at.type]++;
-      if (at.type === 'Organization') rejected.structures.add(at.id);
-      else rejected.persons.add(at.type === 'Practitioner' ? at.id : personOfRole(at.id));
-    }
-    await sql.begin((tx) => replaceState(tx, { persons: [...rejected.persons], structures: [...rejected.structures] }));
-    const counts = emptyTypeCounts();
-    counts.persons.new = mapped.persons - rejected.byType.Practitioner;
-    counts.roles.new = mapped.roles - rejected.byType.PractitionerRole;
-    counts.structures.new = mapped.structures - rejected.byType.Organization;
-    return { counts, written: loaded.inserted + loaded.updated, rejected: rejects.length };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
   }
 }
 
+/** The person or structure whose state holds a resource (`Type/id`): a role's is its person's. */
+function ownerOf(key: string): { type: string; owner: 'person' | 'structure'; id: string } {
+  const type = key.slice(0, key.indexOf('/'));
+  const id = key.slice(type.length + 1);
+  if (type === 'Organization') return { type, owner: 'structure', id };
+  return { type, owner: 'person', id: type === 'Practitioner' ? id : personOfRole(id) };
+}
+
+/**
+ * The extract's first line (file:line) of each of these persons and structures, read from the
+ * staging: where the incremental path reports a resource it refuses.
+ */
+async function firstLines(session: Db, owners: readonly ReturnType<typeof ownerOf>[]): Promise<Map<string, string>> {
+  if (owners.length === 0) return new Map();
+  const of = (kind: string) => owners.filter((o) => o.owner === kind).map((o) => o.id);
+  const rows = await session<{ owner: string; at: string }[]>`
+    select 'person ' || person as owner, at from (
+      select distinct on (person) person, at from import_line where person = any(${of('person')}::text[]) order by person, seq) p
+    union all
+    select 'structure ' || structure, at from (
+      select distinct on (structure) structure, at from import_line where structure = any(${of('structure')}::text[]) order by structure, seq) s`;
+  return new Map(rows.map((r) => [r.owner, r.at]));
+}
+
+/**
+ * A first import into a database without resources: every person and structure of the snapshot
+ * mapped and streamed into the bulk loader, then the state filled. A resource the loader rejects
+ * is reported at its person's or structure's first line, and that person or structure is left out
+ * of the state (a rerun tries it again).
+ */
+export async function publishBulk(sql: Sql, session: Db, opts: PublishOptions): Promise<Published> {
+  const mapped = { persons: 0, roles: 0, structures: 0 };
+  const rejects: { where: string; reason: string; key?: string }[] = [];
+  const loaded = await loadBulk(sql, opts.registry, [{ name: 'mapped resource', chunks: mappedNdjson(session, opts, mapped) }], {
+    workers: opts.pool,
+    batchSize: opts.batchSize,
+    onReject: (where, reason, key) => rejects.push({ where, reason, key }),
+    onProgress: ({ entries }) => opts.onProgress?.(entries),
+  });
+  const owners = rejects.map((r) => (r.key ? ownerOf(r.key) : undefined));
+  const at = await firstLines(session, owners.filter((o) => o !== undefined));
+  const rejected = { persons: new Set<string>(), structures: new Set<string>(), byType: { Practitioner: 0, PractitionerRole: 0, Organization: 0 } as Record<string, number> };
+  for (const [i, r] of rejects.entries()) {
+    const o = owners[i];
+    opts.onReject(o ? (at.get(`${o.owner} ${o.id}`) ?? r.key!) : r.where, r.reason);
+    if (!o) continue;
+    rejected.byType[o.type]++;
+    (o.owner === 'structure' ? rejected.structures : rejected.persons).add(o.id);
+  }
+  await sql.begin((tx) => replaceState(tx, { persons: [...rejected.persons], structures: [...rejected.structures] }));
+  const counts = emptyTypeCounts();
+  counts.persons.new = mapped.persons - rejected.byType.Practitioner;
+  counts.roles.new = mapped.roles - rejected.byType.PractitionerRole;
+  counts.structures.new = mapped.structures - rejected.byType.Organization;
+  return { counts, written: loaded.inserted + loaded.updated, rejected: rejects.length };
+}

@@ -1,7 +1,8 @@
 import type { Db } from '../db.ts';
 import { CopyIn } from '../store/copy-in.ts';
 import type { FileKind } from '../vocabulary/formats/rpps.ts';
-import { CHUNK_BYTES, stagedChunks, type ImportPool } from './pool.ts';
+import { CHUNK_BYTES } from '../load/limits.ts';
+import { stagedChunks, type ImportPool } from './pool.ts';
 import { readChunks, type ReadEvents } from './read.ts';
 
 /**
