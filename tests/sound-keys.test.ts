@@ -1,7 +1,6 @@
 import t from 'tap';
 import { SOUND_KEYS_VERSION, soundOf } from '../src/fhir/phonetic.ts';
-import { migrate } from '../src/db.ts';
-import { storeSoundKeys } from '../src/sound-keys.ts';
+import { migrate, storeSoundKeys } from '../src/db.ts';
 import { testDatabase } from './helpers/db.ts';
 
 /** Sound keys made by older rules are made again from their words, once per version of the rules. */

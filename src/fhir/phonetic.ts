@@ -1,8 +1,8 @@
 /**
  * Sound-alike and one-typo matching of names, word by word. Pure: the index stores, per word, the
  * folded word and its `soundOf` key; a search computes the same keys and the `typoVariants` of its
- * words, so a change of `soundOf` bumps SOUND_KEYS_VERSION (src/sound-keys.ts then makes the stored
- * keys again at start-up).
+ * words, so a change of `soundOf` bumps SOUND_KEYS_VERSION (src/db.ts `storeSoundKeys` then makes
+ * the stored keys again at start-up).
  */
 import { normalize } from './normalize.ts';
 
