@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
-import cliProgress from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.ts';
 import { classifyDbError } from '../db-errors.ts';
 import { openDatabase } from '../db.ts';
 import { BulkIncomplete } from '../load/bulk.ts';
 import { DEFAULT_CONCURRENCY } from '../load/loader.ts';
-import { importConnections, importOpenData, ImportRefused, OpenDataError, SnapshotRefused, type ImportProgress, type ImportSummary } from '../opendata/import.ts';
+import { importConnections, importOpenData, ImportRefused, OpenDataError, SnapshotRefused, type ImportSummary } from '../opendata/import.ts';
 import { MAX_GONE_SHARE, TYPE_NAMES, type DiffType } from '../opendata/snapshot.ts';
+import { Progress, PROGRESS_INTERVAL_MS } from './import-progress.ts';
 import { runCommand } from './run.ts';
 import { integerOption, UsageError } from './usage.ts';
 
@@ -37,44 +37,6 @@ function failureMessage(err: unknown): string {
   const text = cause instanceof Error ? cause.message : String(cause);
   const what = classifyDbError(cause) ? `the database went away or did not answer (${text})` : text;
   return `import failed: ${what}. What was written is kept, with the state that describes it: run the same import again to finish it.`;
-}
-
-/** The progress bar on a terminal (nothing elsewhere), and lines printed above it. */
-class Progress {
-  private readonly bars = process.stderr.isTTY
-    ? new cliProgress.MultiBar(
-        { format: '{phase} [{bar}] {percentage}% | {what} | {rate}/s | ETA {eta_formatted}', hideCursor: true, clearOnComplete: true, etaBuffer: 100 },
-        cliProgress.Presets.shades_classic,
-      )
-    : undefined;
-  private bar: cliProgress.SingleBar | undefined;
-  private phase: ImportProgress['phase'] | undefined;
-  private t0 = Date.now();
-
-  update(p: ImportProgress): void {
-    if (!this.bars) return;
-    if (p.phase !== this.phase) {
-      if (this.bar) this.bars.remove(this.bar);
-      this.phase = p.phase;
-      this.t0 = Date.now();
-      this.bar = this.bars.create(Math.max(p.total ?? 0, 1), 0);
-    }
-    const s = Math.max((Date.now() - this.t0) / 1000, 0.001);
-    const payload = p.phase === 'read'
-      ? { phase: 'reading', what: `${fmt(p.lines ?? 0)} lines`, rate: fmt(Math.round((p.lines ?? 0) / s)) }
-      : { phase: 'writing', what: `${fmt(p.done)} of ${fmt(p.total ?? 0)} resources`, rate: fmt(Math.round(p.done / s)) };
-    this.bar!.setTotal(Math.max(p.total ?? 0, p.done, 1));
-    this.bar!.update(p.done, payload);
-  }
-
-  say(line: string): void {
-    if (this.bars) this.bars.log(`${line}\n`);
-    else console.error(line);
-  }
-
-  stop(): void {
-    this.bars?.stop();
-  }
 }
 
 function report(s: ImportSummary): string {
@@ -110,7 +72,8 @@ async function main(): Promise<number> {
   const workers = args.values.workers === undefined ? undefined : integerOption('workers', args.values.workers, 16, 0);
   const config = loadConfig();
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: importConnections(concurrency) });
-  const progress = new Progress();
+  // IMPORT_PROGRESS_MS: a shorter interval between plain progress lines, for tests.
+  const progress = new Progress(process.stderr.isTTY, Number(process.env.IMPORT_PROGRESS_MS) || PROGRESS_INTERVAL_MS);
   try {
     const summary = await importOpenData(db.sql, args.positionals, {
       batchSize,

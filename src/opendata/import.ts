@@ -43,10 +43,11 @@ export class ImportRefused extends Error {
 
 export { OpenDataError, SnapshotRefused };
 
+/** Said at each phase's start, and as it goes for read and write. */
 export interface ImportProgress {
-  phase: 'read' | 'write';
+  phase: 'read' | 'compare' | 'write' | 'finish';
   done: number;
-  /** read: bytes (done as well); write: resources to write, when known. */
+  /** read: bytes (done as well); write: resources to write. */
   total?: number;
   /** read: lines read so far. */
   lines?: number;
@@ -124,6 +125,7 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
       await session`delete from import_person`;
       await session`delete from import_structure`;
     }
+    opts.onProgress?.({ phase: 'compare', done: 0 });
     const diff = await diffSnapshot(session);
     checkGone(diff, opts.force === true);
     const toWrite = empty
@@ -138,7 +140,9 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
       onReject: opts.onReject,
       onProgress: (done: number) => opts.onProgress?.({ phase: 'write', done, total: toWrite }),
     };
+    publishOpts.onProgress(0);
     const published = empty ? await publishBulk(sql, session, publishOpts) : await publishIncremental(sql, session, publishOpts);
+    opts.onProgress?.({ phase: 'finish', done: published.written });
     await finishWrites(sql, empty ? 0 : published.written);
     await dropStaging(session);
     const summary: ImportSummary = {

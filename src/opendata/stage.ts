@@ -101,6 +101,7 @@ export async function stageLines(
       summary.rejected += r.rejects.length;
       if (r.records) summary.kinds.add(r.kind);
       for (const [where, reason] of r.rejects) events.reject(where, reason);
+      onProgress?.({ lines: summary.lines, bytes, totalBytes });
       await out.write(r.copy);
     }
     await out.end();
