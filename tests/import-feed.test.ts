@@ -1,7 +1,8 @@
 /**
  * What the change feed (`_lastUpdated=ge<run start>`) says after an import is what happened in the
  * directory, through `npm run import` and the API: practitioners leaving and joining rewrite only
- * the structures that appear or disappear.
+ * the structures that appear or disappear; a damaged copy of a snapshot (a line cut short, a last
+ * line cut by a download stopped early, a line naming no person) deactivates nothing.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -109,4 +110,74 @@ t.test('a next-day snapshot where practitioners leave and join rewrites only the
   // The current files, for the tests below.
   fs.rmSync(day0, { recursive: true });
   fs.cpSync(dir, day0, { recursive: true });
+});
+
+/** The current snapshot with its lines changed by `damage` (file name, data lines → data lines), in a folder of its own. */
+function damaged(label: string, damage: (name: string, lines: string[]) => string[], end = '\n'): string {
+  const s = readSnapshot(day0);
+  const out: Snapshot = new Map();
+  for (const [name, ls] of s) {
+    const body = damage(name, dataLines(ls));
+    out.set(name, [ls[0], ...body.slice(0, -1), body.at(-1)! + end]);
+  }
+  const dir = path.join(root, label);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return writeSnapshot(dir, out);
+}
+
+t.test('a cut line and a truncated last line: refused (exit 1) without --force; with it, exit 2 and nothing a client can see changes', async (t) => {
+  const s = readSnapshot(day0);
+  const act = activityFile(s);
+  const structure = column(s, 'Identifiant technique de la structure');
+  const lines = dataLines(s.get(act)!);
+  const structures = lines.map((l) => l.split('|')[structure]);
+  // A line whose structure no other line names: with it rejected, the structure would be gone.
+  const alone = structures.findIndex((id, i) => id && i < lines.length - 1 && structures.filter((x) => x === id).length === 1);
+  t.ok(alone >= 0, 'a structure named by one line');
+  const dir = damaged('cut', (name, ls) => {
+    if (name !== act) return ls;
+    const out = [...ls];
+    out[alone] = out[alone].split('|').slice(0, 30).join('|');
+    const last = out.at(-1)!;
+    out[out.length - 1] = last.slice(0, Math.floor(last.length / 2));
+    return out;
+  }, '');
+  const before = await storedResources(db);
+  const since = new Date().toISOString();
+
+  const refused = await importOk(t, dir, 1);
+  const lastLine = lines.length + 1;
+  t.match(refused.stderr, new RegExp(`import failed: ${dir}/${act}:${lastLine}: .*truncated.*--force.*Nothing was written\\.`), 'names the cut last line and --force');
+  t.same(await feed(since), [], 'nothing in the feed');
+  t.same(await storedResources(db), before, 'nothing written');
+
+  const forced = await importOk(t, dir, 2, ['--force', '--workers', '2']);
+  t.match(forced.stderr, `${dir}/${act}:${alone + 2}: 29 fields, expected`, 'the cut line is reported (its last field empty)');
+  t.match(forced.stderr, `${dir}/${act}:${lastLine}: `, 'the truncated line is reported');
+  t.match(forced.stdout, /^2 persons kept as they were/m, 'the summary says the persons are kept');
+  t.same(await feed(since), [], '_lastUpdated=ge<before> is empty on all three types');
+  t.same(await storedResources(db), before, 'nothing written');
+
+  await importOk(t, day0);
+  t.same(await feed(since), [], 'the good files again: nothing to write');
+});
+
+t.test('a line naming no person: nothing of the kinds its file feeds is deactivated, and the summary says so', async (t) => {
+  const s = readSnapshot(day0);
+  const act = activityFile(s);
+  const idnps = column(s, 'Identification nationale PP');
+  const lines = dataLines(s.get(act)!);
+  const linesOf = new Map<string, number>();
+  for (const ls of s.values()) for (const l of dataLines(ls)) linesOf.set(l.split('|')[idnps], (linesOf.get(l.split('|')[idnps]) ?? 0) + 1);
+  // A person of one line in all three files: with that line unreadable, the person would be gone.
+  const only = lines.findIndex((l) => linesOf.get(l.split('|')[idnps]) === 1);
+  t.ok(only >= 0, 'a person of one line');
+  const dir = damaged('no-person', (name, ls) => (name === act ? ls.map((l, i) => (i === only ? l.split('|').slice(0, 2).join('|') : l)) : ls));
+  const before = await storedResources(db);
+  const since = new Date().toISOString();
+  const r = await importOk(t, dir, 2);
+  t.match(r.stderr, `${dir}/${act}:${only + 2}: 2 fields, expected`);
+  t.match(r.stdout, /^1 rejected line of PS_LibreAcces_Personne_activite names no person: no persons, structures or activities deactivated by this import$/m, 'one summary line');
+  t.same(await feed(since), [], 'nothing in the feed');
+  t.same(await storedResources(db), before, 'nothing written');
 });

@@ -17,12 +17,15 @@ the downloaded ZIP, a folder or the files) into DATABASE_URL or the embedded dat
 as Practitioner, Organization and PractitionerRole. Each import is the directory as of its files:
 what is unchanged is not written, what changed gets a new version, what is absent becomes
 inactive. Safe while the server serves; one import at a time.
-  --force          deactivate even more than ${MAX_GONE_SHARE * 100} % of a type's active resources (refused
-                   otherwise: a truncated download must not empty the directory)
+  --force          deactivate even more than ${MAX_GONE_SHARE * 100} % of a type's active resources, and import a
+                   file whose last line is cut, that line rejected (both refused otherwise: a truncated
+                   download must not empty the directory)
   --batch-size N   resources per transaction (default 1000)
   --concurrency N  transactions at once (default ${DEFAULT_CONCURRENCY})
   --workers N      threads that stage the lines and map a first import's, and parse them for its
                    bulk load (default 2 from 4 MiB of input; 0: none, all on the main thread)
+A rejected line never deactivates: the persons it names keep their state; if it names none,
+nothing of the types its file feeds is deactivated (the summary says so).
 Exit code: 0 imported, 2 imported but some lines rejected (file:line: reason), 1 failure or refusal
 (nothing of this import was written, or, if the database went away, what was written is kept and
 the same command finishes it).`;
@@ -44,6 +47,12 @@ function report(s: ImportSummary): string {
     const c = s.counts[t];
     return `${TYPE_NAMES[t].label}: ${fmt(c.new)} new, ${fmt(c.changed)} changed, ${fmt(c.deactivated)} deactivated, ${fmt(c.unchanged)} unchanged`;
   });
+  if (s.held) lines.push(`${fmt(s.held)} person${s.held > 1 ? 's' : ''} kept as they were: a line naming them was rejected`);
+  for (const u of s.unattributed) {
+    const kept = (Object.keys(TYPE_NAMES) as DiffType[]).filter((t) => u.kept.includes(t)).map((t) => TYPE_NAMES[t].label);
+    const what = kept.length > 1 ? `${kept.slice(0, -1).join(', ')} or ${kept.at(-1)}` : kept[0];
+    lines.push(`${fmt(u.lines)} rejected line${u.lines > 1 ? 's' : ''} of ${u.file} name${u.lines > 1 ? '' : 's'} no person: no ${what} deactivated by this import`);
+  }
   lines.push(
     `${fmt(s.lines)} lines read, ${fmt(s.rejected)} rejected${s.skippedFiles ? `, ${s.skippedFiles} file(s) skipped` : ''}; ` +
       `${s.path === 'bulk' ? 'first import (bulk load)' : 'import'} as of ${s.startedAt.toISOString()} in ${(s.elapsedMs / 1000).toFixed(1)} s`,
