@@ -9,7 +9,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { generateOpenData } from '../src/generate/open-data-files.ts';
 import { testApp } from './helpers/app.ts';
-import { importCli, searchRefs, storedResources } from './helpers/import.ts';
+import { importCli, searchAll, searchRefs, storedResources } from './helpers/import.ts';
 import { tmpDir } from './helpers/open-data.ts';
 import { API_KEY } from './helpers/search.ts';
 
@@ -172,12 +172,35 @@ t.test('a line naming no person: nothing of the kinds its file feeds is deactiva
   // A person of one line in all three files: with that line unreadable, the person would be gone.
   const only = lines.findIndex((l) => linesOf.get(l.split('|')[idnps]) === 1);
   t.ok(only >= 0, 'a person of one line');
-  const dir = damaged('no-person', (name, ls) => (name === act ? ls.map((l, i) => (i === only ? l.split('|').slice(0, 2).join('|') : l)) : ls));
+  // And an activity that really ends: a later line of a person whose earlier line has the same
+  // profession and savoir-faire (the Practitioner stays the same), at a structure others name too.
+  const structure = column(s, 'Identifiant technique de la structure');
+  const f = lines.map((l) => l.split('|'));
+  const named = new Map<string, number>();
+  for (const x of f) named.set(x[structure], (named.get(x[structure]) ?? 0) + 1);
+  const same = (a: string[], b: string[]) => [9, 11, 13, 15].every((i) => a[i] === b[i]);
+  const ends = f.findIndex((x, i) => i !== only && x[structure] && named.get(x[structure])! > 1 &&
+    f.some((y, j) => j < i && y[idnps] === x[idnps] && y[structure] !== x[structure] && same(x, y)));
+  t.ok(ends >= 0, 'an activity that ends');
+  const person = f[ends][idnps];
+  const cutAndEnd = (name: string, ls: string[]) =>
+    name === act ? ls.flatMap((l, i) => (i === ends ? [] : i === only ? [l.split('|').slice(0, 2).join('|')] : [l])) : ls;
+  const dir = damaged('no-person', cutAndEnd);
   const before = await storedResources(db);
   const since = new Date().toISOString();
   const r = await importOk(t, dir, 2);
   t.match(r.stderr, `${dir}/${act}:${only + 2}: 2 fields, expected`);
   t.match(r.stdout, /^1 rejected line of PS_LibreAcces_Personne_activite names no person: no persons, structures or activities deactivated by this import$/m, 'one summary line');
-  t.same(await feed(since), [], 'nothing in the feed');
+  t.same(await feed(since), [], 'nothing in the feed, the activity that ended included');
   t.same(await storedResources(db), before, 'nothing written');
+
+  // The next import without the unreadable line ends that activity, and only it.
+  const clean = damaged('ended', (name, ls) => (name === act ? ls.filter((_, i) => i !== ends) : ls));
+  await importOk(t, clean);
+  const at = await lastRunStart();
+  const written = await feed(at);
+  t.equal(written.length, 1, `one resource written: ${written.join(', ')}`);
+  const [role] = await searchAll(app, `/fhir/v2/PractitionerRole?_lastUpdated=ge${at}`);
+  t.equal((role?.resource as any)?.active, false, 'the activity that ended, deactivated');
+  t.equal((role?.resource as any)?.practitioner.reference, `Practitioner/${person}`);
 });
