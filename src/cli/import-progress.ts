@@ -60,13 +60,17 @@ export class Progress {
     }
   }
 
-  /** The phase's figure: lines while reading, resources after. */
+  /** Lines count until the writing starts, resources after. */
+  private reading(): boolean {
+    return this.phase === 'read' || this.phase === 'compare';
+  }
+
   private value(): number {
-    return this.phase === 'read' ? this.lines : this.written;
+    return this.reading() ? this.lines : this.written;
   }
 
   private unit(): string {
-    return this.phase === 'read' ? 'lines' : 'resources';
+    return this.reading() ? 'lines' : 'resources';
   }
 
   update(p: ImportProgress): void {
@@ -89,7 +93,7 @@ export class Progress {
     const perSecond = this.rate.perSecond();
     const payload = {
       phase: PHASES[p.phase],
-      what: p.phase === 'read' ? `${fmt(this.lines)} lines` : `${fmt(this.written)} of ${fmt(this.toWrite ?? 0)} resources`,
+      what: this.reading() ? `${fmt(this.lines)} lines` : `${fmt(this.written)} of ${fmt(this.toWrite ?? 0)} resources`,
       rate: perSecond === undefined ? `… ${this.unit()}/s` : `${fmt(Math.round(perSecond))} ${this.unit()}/s`,
     };
     this.bar.setTotal(Math.max(p.total ?? 0, p.done, 1));

@@ -192,8 +192,8 @@ export async function markStructuresGone(db: Db, structures: readonly string[]):
 
 /**
  * The state of a first import written by the bulk path: every person and structure it wrote (the
- * snapshot's but the held persons), active (the state before, if any, described resources that are
- * no longer stored), but for those whose resources the loader rejected.
+ * change tables, which hold the whole snapshot: the state was emptied), active, but for those whose
+ * resources the loader rejected.
  */
 export async function replaceState(db: Db, rejected: { persons: string[]; structures: string[] }): Promise<void> {
   await db`delete from import_person`;
