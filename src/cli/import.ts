@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
-import cliProgress from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.ts';
 import { classifyDbError } from '../db-errors.ts';
 import { openDatabase } from '../db.ts';
 import { BulkIncomplete } from '../load/bulk.ts';
 import { DEFAULT_CONCURRENCY } from '../load/loader.ts';
-import { importConnections, importOpenData, ImportRefused, OpenDataError, SnapshotRefused, type ImportProgress, type ImportSummary } from '../opendata/import.ts';
+import { importConnections, importOpenData, ImportRefused, OpenDataError, SnapshotRefused, type ImportSummary } from '../opendata/import.ts';
 import { MAX_GONE_SHARE, TYPE_NAMES, type DiffType } from '../opendata/snapshot.ts';
+import { Progress, PROGRESS_INTERVAL_MS } from './import-progress.ts';
 import { runCommand } from './run.ts';
 import { integerOption, UsageError } from './usage.ts';
 
@@ -17,12 +17,15 @@ the downloaded ZIP, a folder or the files) into DATABASE_URL or the embedded dat
 as Practitioner, Organization and PractitionerRole. Each import is the directory as of its files:
 what is unchanged is not written, what changed gets a new version, what is absent becomes
 inactive. Safe while the server serves; one import at a time.
-  --force          deactivate even more than ${MAX_GONE_SHARE * 100} % of a type's active resources (refused
-                   otherwise: a truncated download must not empty the directory)
+  --force          deactivate even more than ${MAX_GONE_SHARE * 100} % of a type's active resources, and import a
+                   file whose last line is cut, that line rejected (both refused otherwise: a truncated
+                   download must not empty the directory)
   --batch-size N   resources per transaction (default 1000)
   --concurrency N  transactions at once (default ${DEFAULT_CONCURRENCY})
   --workers N      threads that stage the lines and map a first import's, and parse them for its
                    bulk load (default 2 from 4 MiB of input; 0: none, all on the main thread)
+A rejected line never deactivates: the persons it names keep their state; if it names none,
+nothing of the types its file feeds is deactivated (the summary says so).
 Exit code: 0 imported, 2 imported but some lines rejected (file:line: reason), 1 failure or refusal
 (nothing of this import was written, or, if the database went away, what was written is kept and
 the same command finishes it).`;
@@ -39,49 +42,17 @@ function failureMessage(err: unknown): string {
   return `import failed: ${what}. What was written is kept, with the state that describes it: run the same import again to finish it.`;
 }
 
-/** The progress bar on a terminal (nothing elsewhere), and lines printed above it. */
-class Progress {
-  private readonly bars = process.stderr.isTTY
-    ? new cliProgress.MultiBar(
-        { format: '{phase} [{bar}] {percentage}% | {what} | {rate}/s | ETA {eta_formatted}', hideCursor: true, clearOnComplete: true, etaBuffer: 100 },
-        cliProgress.Presets.shades_classic,
-      )
-    : undefined;
-  private bar: cliProgress.SingleBar | undefined;
-  private phase: ImportProgress['phase'] | undefined;
-  private t0 = Date.now();
-
-  update(p: ImportProgress): void {
-    if (!this.bars) return;
-    if (p.phase !== this.phase) {
-      if (this.bar) this.bars.remove(this.bar);
-      this.phase = p.phase;
-      this.t0 = Date.now();
-      this.bar = this.bars.create(Math.max(p.total ?? 0, 1), 0);
-    }
-    const s = Math.max((Date.now() - this.t0) / 1000, 0.001);
-    const payload = p.phase === 'read'
-      ? { phase: 'reading', what: `${fmt(p.lines ?? 0)} lines`, rate: fmt(Math.round((p.lines ?? 0) / s)) }
-      : { phase: 'writing', what: `${fmt(p.done)} of ${fmt(p.total ?? 0)} resources`, rate: fmt(Math.round(p.done / s)) };
-    this.bar!.setTotal(Math.max(p.total ?? 0, p.done, 1));
-    this.bar!.update(p.done, payload);
-  }
-
-  say(line: string): void {
-    if (this.bars) this.bars.log(`${line}\n`);
-    else console.error(line);
-  }
-
-  stop(): void {
-    this.bars?.stop();
-  }
-}
-
 function report(s: ImportSummary): string {
   const lines = (Object.keys(TYPE_NAMES) as DiffType[]).map((t) => {
     const c = s.counts[t];
     return `${TYPE_NAMES[t].label}: ${fmt(c.new)} new, ${fmt(c.changed)} changed, ${fmt(c.deactivated)} deactivated, ${fmt(c.unchanged)} unchanged`;
   });
+  if (s.held) lines.push(`${fmt(s.held)} person${s.held > 1 ? 's' : ''} kept as they were: a line naming them was rejected`);
+  for (const u of s.unattributed) {
+    const kept = (Object.keys(TYPE_NAMES) as DiffType[]).filter((t) => u.kept.includes(t)).map((t) => TYPE_NAMES[t].label);
+    const what = kept.length > 1 ? `${kept.slice(0, -1).join(', ')} or ${kept.at(-1)}` : kept[0];
+    lines.push(`${fmt(u.lines)} rejected line${u.lines > 1 ? 's' : ''} of ${u.file} name${u.lines > 1 ? '' : 's'} no person: no ${what} deactivated by this import`);
+  }
   lines.push(
     `${fmt(s.lines)} lines read, ${fmt(s.rejected)} rejected${s.skippedFiles ? `, ${s.skippedFiles} file(s) skipped` : ''}; ` +
       `${s.path === 'bulk' ? 'first import (bulk load)' : 'import'} as of ${s.startedAt.toISOString()} in ${(s.elapsedMs / 1000).toFixed(1)} s`,
@@ -110,7 +81,8 @@ async function main(): Promise<number> {
   const workers = args.values.workers === undefined ? undefined : integerOption('workers', args.values.workers, 16, 0);
   const config = loadConfig();
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: importConnections(concurrency) });
-  const progress = new Progress();
+  // IMPORT_PROGRESS_MS: a shorter interval between plain progress lines, for tests.
+  const progress = new Progress(process.stderr.isTTY, Number(process.env.IMPORT_PROGRESS_MS) || PROGRESS_INTERVAL_MS);
   try {
     const summary = await importOpenData(db.sql, args.positionals, {
       batchSize,

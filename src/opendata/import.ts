@@ -11,7 +11,7 @@ import { KINDS, type FileKind } from '../vocabulary/formats/rpps.ts';
 import { publishBulk, publishIncremental, type ImportCounts } from './publish.ts';
 import { ImportPool } from './pool.ts';
 import { inputBytes, OpenDataError } from './read.ts';
-import { checkGone, diffSnapshot, SnapshotRefused, TYPE_NAMES, type DiffType, type SnapshotDiff } from './snapshot.ts';
+import { checkGone, countHeld, diffSnapshot, FEEDS, SnapshotRefused, TYPE_NAMES, type DiffType, type SnapshotDiff } from './snapshot.ts';
 import { createStaging, dropStaging, stageLines, type StageSummary } from './stage.ts';
 
 /**
@@ -20,8 +20,10 @@ import { createStaging, dropStaging, stageLines, type StageSummary } from './sta
  * 1. Under an advisory lock (one import at a time per database), a run in writer_run (kind 'import').
  * 2. Stage every line in PostgreSQL (src/opendata/stage.ts), by worker threads for a large input
  *    (src/opendata/pool.ts), which also map a first import's lines and encode them for its bulk load.
- * 3. Diff the snapshot against the last import's state (src/opendata/snapshot.ts); refuse to
- *    deactivate more than 5 % of a type without `force`, before anything is written.
+ * 3. Refuse a file whose last line is cut (a truncated download) without `force`. Diff the
+ *    snapshot against the last import's state (src/opendata/snapshot.ts): a rejected line never
+ *    deactivates; refuse to deactivate more than 5 % of a type without `force`, before anything is
+ *    written.
  * 4. Write what changed (src/opendata/publish.ts): by the bulk loader into a database without
  *    resources, else in batches through the loader's write path, while the server serves.
  * 5. Finish the writes (counts compacted, statistics), drop the staging tables, close the run.
@@ -43,10 +45,11 @@ export class ImportRefused extends Error {
 
 export { OpenDataError, SnapshotRefused };
 
+/** Said at each phase's start, and as it goes for read and write. */
 export interface ImportProgress {
-  phase: 'read' | 'write';
+  phase: 'read' | 'compare' | 'write' | 'finish';
   done: number;
-  /** read: bytes (done as well); write: resources to write, when known. */
+  /** read: bytes (done as well); write: resources to write. */
   total?: number;
   /** read: lines read so far. */
   lines?: number;
@@ -80,6 +83,10 @@ export interface ImportSummary {
   /** lines, and resources the write path refused. */
   rejected: number;
   skippedFiles: number;
+  /** active persons named by rejected lines, kept as they were. */
+  held: number;
+  /** rejected lines that name no person, by file: nothing of the `kept` types was deactivated. */
+  unattributed: { file: string; lines: number; kept: readonly DiffType[] }[];
   counts: ImportCounts;
 }
 
@@ -115,6 +122,9 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
       opts.onProgress?.({ phase: 'read', done: p.bytes, total: p.totalBytes, lines: p.lines });
     stage = await stageLines(session, paths, { reject: opts.onReject, skip: opts.onSkip }, onRead, pool);
     if (stage.kinds.size === 0) throw new OpenDataError(`no PS_LibreAcces extract in ${paths.join(', ')}`);
+    if (stage.cut.length && opts.force !== true) {
+      throw new OpenDataError(`${stage.cut[0]}: the file ends in the middle of a line (a truncated download?); to import it anyway, its last line rejected, run again with --force`);
+    }
     for (const kind of Object.keys(KINDS) as FileKind[]) {
       if (!stage.kinds.has(kind)) note(`no ${KINDS[kind].file} file among the inputs: the snapshot has none of its lines`);
     }
@@ -124,11 +134,12 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
       await session`delete from import_person`;
       await session`delete from import_structure`;
     }
-    const diff = await diffSnapshot(session);
+    opts.onProgress?.({ phase: 'compare', done: 0 });
+    const unattributed = [...stage.unattributed].map(([kind, lines]) => ({ file: `PS_LibreAcces_${KINDS[kind].file}`, lines, kept: FEEDS[kind] }));
+    const diff = await diffSnapshot(session, new Set(unattributed.flatMap((u) => u.kept)));
     checkGone(diff, opts.force === true);
-    const toWrite = empty
-      ? diff.persons.snapshot + diff.roles.snapshot + diff.structures.snapshot
-      : diff.persons.changed + diff.roles.changed + diff.structures.changed + diff.persons.gone + diff.roles.gone + diff.structures.gone;
+    const held = await countHeld(session);
+    const toWrite = diff.persons.changed + diff.roles.changed + diff.structures.changed + diff.persons.gone + diff.roles.gone + diff.structures.gone;
     const publishOpts = {
       registry,
       lastUpdated: startedAt.toISOString(),
@@ -138,7 +149,9 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
       onReject: opts.onReject,
       onProgress: (done: number) => opts.onProgress?.({ phase: 'write', done, total: toWrite }),
     };
+    publishOpts.onProgress(0);
     const published = empty ? await publishBulk(sql, session, publishOpts) : await publishIncremental(sql, session, publishOpts);
+    opts.onProgress?.({ phase: 'finish', done: published.written });
     await finishWrites(sql, empty ? 0 : published.written);
     await dropStaging(session);
     const summary: ImportSummary = {
@@ -148,6 +161,8 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
       lines: stage.lines,
       rejected: stage.rejected + published.rejected,
       skippedFiles: stage.skippedFiles,
+      held,
+      unattributed,
       counts: withUnchanged(published.counts, diff),
     };
     await run.finish('success', { ...summary, startedAt: undefined });

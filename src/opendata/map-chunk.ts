@@ -44,14 +44,14 @@ export function personResources(lines: readonly StagedLine[], lastUpdated: strin
   return { practitioner: stamp(practitionerOf(person as Person), lastUpdated), roles: [...roles.values()] };
 }
 
-/** The organization of a structure's first activity line. */
+/** The Organization of a structure's activity line (publish.ts chooses which: the same whatever the lines' order). */
 export const structureResource = (line: { at: string; fields: string }, lastUpdated: string): Json =>
   stamp(organizationOf(recordOf(line, 'activity') as ActivityRecord)!, lastUpdated);
 
 /**
  * The rows of a chunk, COPY text (tab-separated, NULL as \N), sorted by their first column:
  * - persons: person, kind, role, at, fields — every line of each person of the chunk;
- * - structures: structure, at, fields — one line per structure.
+ * - structures: structure, at, fields — one line per structure (publish.ts changedStructures).
  */
 export type ChunkKind = 'persons' | 'structures';
 

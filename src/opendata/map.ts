@@ -129,7 +129,7 @@ function concept(...codings: (Coding | undefined)[]): { coding: Coding[] } | und
 /**
  * "Autorité d'enregistrement" holds three `/`-separated parts (`CNOM/CNOM/ARS`). Read as the
  * authorities of the person, of the activity and of the structure, in that order; `Variable` is
- * no authority.
+ * no authority. The third varies with the activity, so no Organization carries it (structurePart).
  */
 function authorities(value: string): [string | null, string | null, string | null] {
   const parts = value.split('/').map((p) => p.trim());
@@ -240,15 +240,19 @@ const STRUCTURE_COLUMNS = [
   'codeCommune', 'libelleCommune', 'libelleDepartement', 'libellePays', 'telephone', 'telephone2', 'telecopie', 'email',
 ] as const;
 
-/** What an Organization is built from: its columns, and the third part of "Autorité d'enregistrement". */
-export type StructurePart = Pick<ActivityRecord['fields'], (typeof STRUCTURE_COLUMNS)[number]> & { authority: string | null };
+/**
+ * What an Organization is built from: the structure's own columns. Not "Autorité d'enregistrement",
+ * whose parts differ between the activities of one structure (CNOM for its doctor, ARS for its
+ * nurse): a structure's content must not depend on which of its practitioners' lines is read.
+ */
+export type StructurePart = Pick<ActivityRecord['fields'], (typeof STRUCTURE_COLUMNS)[number]>;
 
 /**
  * The structure part of an activity line. organizationOf reads nothing else, so that two lines with
  * the same structure part give the same Organization (the import's digests rely on it).
  */
 export function structurePart(activity: ActivityRecord): StructurePart {
-  const part = { authority: authorities(activity.fields.autoriteEnregistrement)[2] } as StructurePart;
+  const part = {} as StructurePart;
   for (const key of STRUCTURE_COLUMNS) part[key] = activity.fields[key];
   return part;
 }
@@ -324,7 +328,7 @@ export function organizationOf(activity: ActivityRecord): Json | undefined {
   const resource: Json = {
     resourceType: 'Organization',
     id,
-    meta: metaOf('Organization', f.authority),
+    meta: metaOf('Organization', null),
     language: 'fr',
     identifier,
     active: true,

@@ -107,12 +107,16 @@ interface StructureLine {
   fields: string;
 }
 
-/** The changed structures, each with its first activity line in input order. */
+/**
+ * The changed structures, each with the activity line its Organization is built from: of its
+ * distinct structure parts the one of smallest digest, so that the Organization, like the
+ * structure's digest, depends on the set of its lines and not on their order.
+ */
 function changedStructures(session: Db): AsyncIterable<StructureLine[]> {
   return session<StructureLine[]>`
     select distinct on (l.structure) l.structure, c.digest, l.at, l.fields
     from import_line l join import_structure_change c on c.structure = l.structure
-    order by l.structure, l.seq`.cursor(ROWS);
+    order by l.structure, l.structure_digest, l.seq`.cursor(ROWS);
 }
 
 // ---- incremental -------------------------------------------------------------------------------------
@@ -259,10 +263,11 @@ const personRows = (session: Db) => session`
   copy (select l.person, l.kind, l.role, l.at, l.fields
         from import_person_change c join import_line l on l.person = c.person order by c.person, l.seq) to stdout`;
 
-/** The changed structures as COPY text, each with its first activity line. */
+/** The changed structures as COPY text, each with its line as changedStructures chooses it. */
 const structureRows = (session: Db) => session`
   copy (select distinct on (l.structure) l.structure, l.at, l.fields
-        from import_line l join import_structure_change c on c.structure = l.structure order by l.structure, l.seq) to stdout`;
+        from import_line l join import_structure_change c on c.structure = l.structure
+        order by l.structure, l.structure_digest, l.seq) to stdout`;
 
 /**
  * The bytes of a COPY … TO STDOUT. Read to their end even when the consumer stops early (a full

@@ -134,8 +134,14 @@ export interface LineChunk {
   bytes: Uint8Array;
 }
 
-/** A data line of a chunk (`n` its number in the file): its record, or why it is not one. */
-export type ChunkItem = { n: number; record: OpenDataRecord } | { n: number; where: string; reason: string };
+/**
+ * A data line of a chunk (`n` its number in the file): its record, or why it is not one. A line of
+ * the wrong width still has `fields`, read by position as far as it goes (what names its person may
+ * be readable); `cut` when it is also the file's last and has no line end: a truncated download.
+ */
+export type ChunkItem =
+  | { n: number; record: OpenDataRecord }
+  | { n: number; where: string; reason: string; fields: Record<string, string>; cut: boolean };
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 const NEWLINE = 0x0a;
@@ -230,12 +236,14 @@ export function* chunkRecords(c: LineChunk): Generator<ChunkItem> {
     if (text.trim() === '') continue;
     const parts = splitFields(text);
     const where = `${c.name}:${n}`;
+    const fields: Record<string, string> = {};
+    for (const [key, i] of columns) fields[key] = i === undefined ? '' : (parts[i] ?? '').trim();
     if (parts.length !== c.header.width) {
-      yield { n, where, reason: `${parts.length} fields, expected ${c.header.width}` };
+      const cut = end === bytes.length;
+      const reason = `${parts.length} fields, expected ${c.header.width}${cut ? ', and no line end: the file is cut (a truncated download?)' : ''}`;
+      yield { n, where, reason, fields, cut };
       continue;
     }
-    const fields: Record<string, string> = {};
-    for (const [key, i] of columns) fields[key] = i === undefined ? '' : parts[i].trim();
     yield { n, record: { kind: c.header.kind, where, fields } as OpenDataRecord };
   }
 }

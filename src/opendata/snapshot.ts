@@ -1,4 +1,5 @@
 import type { Db } from '../db.ts';
+import type { FileKind } from '../vocabulary/formats/rpps.ts';
 
 /**
  * What a snapshot changes, decided from digests alone: the staged lines (src/opendata/stage.ts)
@@ -12,6 +13,13 @@ import type { Db } from '../db.ts';
  * - Roles (PractitionerRole ids, which start with their person's id) follow their person: a changed
  *   person's roles are rebuilt from its lines and those of its previous roles absent now are
  *   dropped; a gone person's roles go with it.
+ *
+ * - A rejected line never deactivates. An active person it names (import_held) keeps its state:
+ *   neither changed nor gone, its roles untouched, and the structures of those roles not gone. A
+ *   person new or back is written from its other lines (that deactivates nothing). A rejected
+ *   line that names no person keeps every type its kind of file feeds (FEEDS) from being deactivated
+ *   by this import; a changed person then keeps its absent roles, and its state digest is left
+ *   blank so that the next import decides them again.
  *
  * The result is in staging tables (import_person_change, import_person_gone,
  * import_structure_change, import_structure_gone) that the writer reads.
@@ -45,13 +53,26 @@ export const TYPE_NAMES: Record<DiffType, { resource: string; label: string }> =
   roles: { resource: 'PractitionerRole', label: 'activities' },
 };
 
+/** The types a kind of file feeds: those a line of it that names no person may be the last line of. */
+export const FEEDS: Record<FileKind, readonly DiffType[]> = {
+  activity: ['persons', 'structures', 'roles'],
+  savoirFaire: ['persons'],
+  diploma: ['persons'],
+};
+
 /** The import would deactivate more than MAX_GONE_SHARE of a type: nothing was written. */
 export class SnapshotRefused extends Error {
   override name = 'SnapshotRefused';
 }
 
-/** Digests of the staged snapshot, and its differences with the state, in staging tables. */
-export async function diffSnapshot(db: Db): Promise<SnapshotDiff> {
+/**
+ * Digests of the staged snapshot, and its differences with the state, in staging tables; nothing of
+ * the types in `kept` is deactivated.
+ */
+export async function diffSnapshot(db: Db, kept: ReadonlySet<DiffType> = new Set()): Promise<SnapshotDiff> {
+  const keepPersons = kept.has('persons');
+  const keepRoles = kept.has('roles');
+  const keepStructures = kept.has('structures');
   await db`
     create unlogged table import_person_now as
     select person, md5(string_agg(distinct digest, ',' order by digest)) as digest,
@@ -61,25 +82,41 @@ export async function diffSnapshot(db: Db): Promise<SnapshotDiff> {
     create unlogged table import_structure_now as
     select structure, md5(string_agg(distinct structure_digest, ',' order by structure_digest)) as digest
     from import_line where structure is not null group by structure`;
-  // `dropped`: roles of the state absent now (an inactive person's were deactivated when it went).
+  // `absent`: roles of the state absent now (an inactive person's were deactivated when it went);
+  // dropped, or kept in the state's roles when roles are kept.
   await db`
     create unlogged table import_person_change as
-    select n.person, n.digest, n.roles,
-           case when s.active then array(select unnest(s.roles) except select unnest(n.roles)) else '{}' end as dropped
-    from import_person_now n left join import_person s on s.person = n.person
-    where s.person is null or s.digest <> n.digest or not s.active`;
+    select person, case when ${keepRoles}::boolean and cardinality(absent) > 0 then '' else digest end as digest,
+           case when ${keepRoles}::boolean then array(select unnest(roles) union select unnest(absent) order by 1) else roles end as roles,
+           case when ${keepRoles}::boolean then '{}' else absent end as dropped
+    from (
+      select n.person, n.digest, n.roles,
+             case when s.active then array(select unnest(s.roles) except select unnest(n.roles)) else '{}' end as absent
+      from import_person_now n left join import_person s on s.person = n.person
+      where (s.person is null or s.digest <> n.digest or not s.active)
+        and not (coalesce(s.active, false) and exists (select 1 from import_held h where h.person = n.person))
+    ) c`;
   await db`
     create unlogged table import_person_gone as
     select s.person, s.roles from import_person s
-    where s.active and not exists (select 1 from import_person_now n where n.person = s.person)`;
+    where s.active and not ${keepPersons}::boolean
+      and not exists (select 1 from import_person_now n where n.person = s.person)
+      and not exists (select 1 from import_held h where h.person = s.person)`;
   await db`
     create unlogged table import_structure_change as
     select n.structure, n.digest from import_structure_now n left join import_structure s on s.structure = n.structure
     where s.structure is null or s.digest <> n.digest or not s.active`;
+  // The structures of the held persons' roles stay, as those roles do.
   await db`
     create unlogged table import_structure_gone as
     select s.structure from import_structure s
-    where s.active and not exists (select 1 from import_structure_now n where n.structure = s.structure)`;
+    where s.active and not ${keepStructures}::boolean
+      and not exists (select 1 from import_structure_now n where n.structure = s.structure)
+      and not exists (
+        select 1 from import_held h join import_person p on p.person = h.person and p.active
+        cross join unnest(p.roles) as x(role)
+        join resource r on r.type = 'PractitionerRole' and r.id = x.role
+        where r.content->'organization'->>'reference' = 'Organization/' || s.structure)`;
   const [c] = await db<Record<string, string>[]>`
     select
       (select count(*) from import_person_now) as persons_snapshot,
@@ -119,6 +156,13 @@ export function checkGone(diff: SnapshotDiff, force: boolean): void {
   );
 }
 
+/** The active persons named by rejected lines, who keep their state (diffSnapshot). */
+export async function countHeld(db: Db): Promise<number> {
+  const [{ held }] = await db<{ held: number }[]>`
+    select count(*)::int as held from import_held h join import_person s on s.person = h.person and s.active`;
+  return held;
+}
+
 /** The state rows of persons written: their digest, their roles now, active. */
 export async function markPersons(db: Db, persons: readonly { person: string; digest: string; roles: readonly string[] }[]): Promise<void> {
   if (persons.length === 0) return;
@@ -147,17 +191,17 @@ export async function markStructuresGone(db: Db, structures: readonly string[]):
 }
 
 /**
- * The state of a first import written by the bulk path: every person and structure of the snapshot,
- * active (the state before, if any, described resources that are no longer stored), but for those
- * whose resources the loader rejected.
+ * The state of a first import written by the bulk path: every person and structure it wrote (the
+ * change tables, which hold the whole snapshot: the state was emptied), active, but for those whose
+ * resources the loader rejected.
  */
 export async function replaceState(db: Db, rejected: { persons: string[]; structures: string[] }): Promise<void> {
   await db`delete from import_person`;
   await db`delete from import_structure`;
   await db`
     insert into import_person (person, digest, roles, active)
-    select person, digest, roles, true from import_person_now where person <> all(${rejected.persons}::text[])`;
+    select person, digest, roles, true from import_person_change where person <> all(${rejected.persons}::text[])`;
   await db`
     insert into import_structure (structure, digest, active)
-    select structure, digest, true from import_structure_now where structure <> all(${rejected.structures}::text[])`;
+    select structure, digest, true from import_structure_change where structure <> all(${rejected.structures}::text[])`;
 }

@@ -26,6 +26,12 @@ export interface StageResult {
   staged: number;
   /** the lines left out, in line order: where (`file:line`) and why. */
   rejects: [string, string][];
+  /** the persons named by lines left out, who keep their state (src/opendata/snapshot.ts). */
+  held: string[];
+  /** lines left out that name no person one can trust. */
+  unattributed: number;
+  /** where the file's last line is cut (src/opendata/read.ts chunkRecords). */
+  cut: string[];
   kind: FileKind;
 }
 
@@ -51,14 +57,36 @@ function stagingRow(seq: number, record: OpenDataRecord): string {
   return `${seq}\t${record.kind}\t${copyText(person)}\t${structure}\t${role}\t${md5(json)}\t${structureDigest}\t${copyText(record.where)}\t${copyText(json)}\n`;
 }
 
+/**
+ * The person a rejected line names, if its identifier columns read as one (practitionerId checks
+ * that the IDNPS is the type and the identifier joined, which a line cut or shifted before them
+ * virtually never passes).
+ */
+function personNamed(record: OpenDataRecord): string | undefined {
+  try {
+    return practitionerId(record);
+  } catch (err) {
+    if (err instanceof MapError) return undefined;
+    throw err;
+  }
+}
+
 export function stageChunk(req: StageRequest): StageResult {
   const { chunk, seqBase } = req;
   const rows: string[] = [];
-  const result = { lines: 0, records: 0, staged: 0, rejects: [] as [string, string][], kind: chunk.header.kind };
+  const kind = chunk.header.kind;
+  const result = { lines: 0, records: 0, staged: 0, rejects: [] as [string, string][], held: [] as string[], unattributed: 0, cut: [] as string[], kind };
+  const reject = (record: OpenDataRecord, reason: string) => {
+    result.rejects.push([record.where, reason]);
+    const person = personNamed(record);
+    if (person === undefined) result.unattributed++;
+    else result.held.push(person);
+  };
   for (const item of chunkRecords(chunk)) {
     result.lines++;
     if (!('record' in item)) {
-      result.rejects.push([item.where, item.reason]);
+      if (item.cut) result.cut.push(item.where);
+      reject({ kind, where: item.where, fields: item.fields } as OpenDataRecord, item.reason);
       continue;
     }
     result.records++;
@@ -67,7 +95,7 @@ export function stageChunk(req: StageRequest): StageResult {
       result.staged++;
     } catch (err) {
       if (!(err instanceof MapError)) throw err;
-      result.rejects.push([item.record.where, err.message]);
+      reject(item.record, err.message);
     }
   }
   return { copy: Buffer.from(rows.join('')), ...result };

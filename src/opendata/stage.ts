@@ -16,7 +16,7 @@ import { readChunks, type ReadEvents } from './read.ts';
  */
 
 /** The staging tables, in the order they are dropped. */
-export const STAGING_TABLES = ['import_line', 'import_person_now', 'import_structure_now', 'import_person_change', 'import_person_gone', 'import_structure_change', 'import_structure_gone'] as const;
+export const STAGING_TABLES = ['import_line', 'import_held', 'import_person_now', 'import_structure_now', 'import_person_change', 'import_person_gone', 'import_structure_change', 'import_structure_gone'] as const;
 
 export async function dropStaging(db: Db): Promise<void> {
   for (const table of STAGING_TABLES) await db`drop table if exists ${db(table)}`;
@@ -41,6 +41,8 @@ export async function createStaging(db: Db): Promise<void> {
       at               text not null,
       fields           text not null
     ) with (autovacuum_enabled = false)`;
+  // The persons named by rejected lines: they keep their state (src/opendata/snapshot.ts).
+  await db`create unlogged table import_held (person text collate "C" primary key)`;
 }
 
 export interface StageSummary {
@@ -53,11 +55,18 @@ export interface StageSummary {
   skippedFiles: number;
   /** the kinds of file found. */
   kinds: Set<FileKind>;
+  /** persons named by rejected lines (in import_held). */
+  held: number;
+  /** rejected lines that name no person, by kind of file. */
+  unattributed: Map<FileKind, number>;
+  /** where a file's last line is cut (a truncated download). */
+  cut: string[];
 }
 
 /**
  * Reads `paths` into import_line by one COPY, the lines staged by the pool's workers when there is
- * one. Lines the reader or the mapper rejects are reported through `events.reject` and left out.
+ * one. Lines the reader or the mapper rejects are reported through `events.reject` and left out;
+ * the persons they name go into import_held.
  * Throws OpenDataError, before any row is written, when an archive is damaged.
  */
 export async function stageLines(
@@ -67,7 +76,8 @@ export async function stageLines(
   onProgress?: (p: { lines: number; bytes: number; totalBytes: number }) => void,
   pool?: ImportPool,
 ): Promise<StageSummary> {
-  const summary: StageSummary = { lines: 0, staged: 0, rejected: 0, skippedFiles: 0, kinds: new Set() };
+  const summary: StageSummary = { lines: 0, staged: 0, rejected: 0, skippedFiles: 0, kinds: new Set(), held: 0, unattributed: new Map(), cut: [] };
+  const held = new Set<string>();
   let totalBytes = 0;
   let bytes = 0;
   const counting: ReadEvents = {
@@ -101,6 +111,10 @@ export async function stageLines(
       summary.rejected += r.rejects.length;
       if (r.records) summary.kinds.add(r.kind);
       for (const [where, reason] of r.rejects) events.reject(where, reason);
+      for (const person of r.held) held.add(person);
+      if (r.unattributed) summary.unattributed.set(r.kind, (summary.unattributed.get(r.kind) ?? 0) + r.unattributed);
+      summary.cut.push(...r.cut);
+      onProgress?.({ lines: summary.lines, bytes, totalBytes });
       await out.write(r.copy);
     }
     await out.end();
@@ -108,6 +122,10 @@ export async function stageLines(
     out.abort(err as Error);
     await staged.return(undefined);
     throw err;
+  }
+  summary.held = held.size;
+  for (let i = 0, all = [...held]; i < all.length; i += 10_000) {
+    await db`insert into import_held (person) select unnest(${all.slice(i, i + 10_000)}::text[])`;
   }
   return summary;
 }

@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../src/db.ts';
-import { organizationId, organizationOf, practitionerId, practitionerOf, roleId, roleOf } from '../../src/opendata/map.ts';
+import { hash } from 'node:crypto';
+import { organizationId, organizationOf, practitionerId, practitionerOf, roleId, roleOf, structurePart } from '../../src/opendata/map.ts';
 import type { ActivityRecord, DiplomaRecord, OpenDataRecord, SavoirFaireRecord } from '../../src/opendata/read.ts';
 import { runCli, type CliRun } from './app.ts';
 import { API_KEY, encodeUnsafe, type Bundle, type Entry } from './search.ts';
 
 type Json = Record<string, any>;
+const md5 = (text: string) => hash('md5', text);
 
 /** `npm run import -- …` as users run it, on the test database; `onStart` gets the child's pid (to kill it). */
 export const importCli = (db: Database, args: string[], onStart?: (pid: number) => void): Promise<CliRun> =>
@@ -49,6 +51,7 @@ export function withoutVersion(resource: Json): Json {
 export function directoryOf(records: readonly OpenDataRecord[]): Map<string, Json> {
   const persons = new Map<string, { activities: ActivityRecord[]; savoirFaire: SavoirFaireRecord[]; diplomas: DiplomaRecord[] }>();
   const out = new Map<string, Json>();
+  const structureDigests = new Map<string, string>();
   for (const r of records) {
     const id = practitionerId(r);
     const p = persons.get(id) ?? persons.set(id, { activities: [], savoirFaire: [], diplomas: [] }).get(id)!;
@@ -56,7 +59,12 @@ export function directoryOf(records: readonly OpenDataRecord[]): Map<string, Jso
       p.activities.push(r);
       if (!out.has(`PractitionerRole/${roleId(r)}`)) out.set(`PractitionerRole/${roleId(r)}`, roleOf(r));
       const org = organizationId(r);
-      if (org !== undefined && !out.has(`Organization/${org}`)) out.set(`Organization/${org}`, organizationOf(r)!);
+      // Of a structure's lines, the one of smallest structure-part digest (as the import chooses).
+      const digest = md5(JSON.stringify(structurePart(r)));
+      if (org !== undefined && !(structureDigests.get(org)! <= digest)) {
+        structureDigests.set(org, digest);
+        out.set(`Organization/${org}`, organizationOf(r)!);
+      }
     } else if (r.kind === 'savoirFaire') p.savoirFaire.push(r);
     else p.diplomas.push(r);
   }
