@@ -86,6 +86,9 @@ function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
   return embeddedPostgres;
 }
 
+/** Tries of a cluster without a fixed port, each on a port found free just before. */
+const START_ATTEMPTS = 3;
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -184,6 +187,8 @@ export async function startEmbedded(opts: {
   profile: Profile;
   /** a fixed port (a cluster stopped and started again keeps its clients' URL); default: a free one. */
   port?: number;
+  /** where a free port comes from (tests); default: one the system hands out. */
+  freePort?: () => Promise<number>;
   log?: (msg: string) => void;
 }): Promise<EmbeddedHandle> {
   const pgdata = opts.dataDir
@@ -195,13 +200,12 @@ export async function startEmbedded(opts: {
   if (opts.dataDir) await mkdir(path.resolve(opts.dataDir), { recursive: true });
   const blocked = process.getuid?.() === 0 ? unreachableBy(USER, path.dirname(pgdata)) : undefined;
   if (blocked) throw new EmbeddedStartError(blockedMessage(blocked, pgdata));
-  const port = opts.port ?? (await freePort());
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
   const tuning = opts.profile === 'test' ? TEST_TUNING : serverTuning(opts.profile === 'server' ? undefined : opts.profile.sharedBuffers);
   for (const t of tuning) flags.push('-c', t);
   const log = opts.log ?? (() => {});
   const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const pg = new EmbeddedPostgres({
+  const cluster = (port: number) => new EmbeddedPostgres({
     databaseDir: pgdata,
     port,
     user: USER,
@@ -214,14 +218,25 @@ export async function startEmbedded(opts: {
     onLog: log,
     onError: (e) => log(String(e)),
   });
+  let port = opts.port ?? (await (opts.freePort ?? freePort)());
+  let pg = cluster(port);
   if (!existsSync(path.join(pgdata, 'PG_VERSION'))) await pg.initialise();
-  try {
-    await pg.start();
-  } catch (err) {
-    // Lost a race with another process starting the same folder: use its postmaster.
-    const other = await attach(pgdata);
-    if (other) return other;
-    throw new Error(`embedded PostgreSQL did not start in ${pgdata}: ${String(err ?? 'process exited')}`);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await pg.start();
+      break;
+    } catch (err) {
+      // Lost a race with another process starting the same folder: use its postmaster.
+      const other = await attach(pgdata);
+      if (other) return other;
+      // A free port can be taken by another process before PostgreSQL binds it: take another.
+      if (opts.port === undefined && attempt < START_ATTEMPTS) {
+        port = await (opts.freePort ?? freePort)();
+        pg = cluster(port);
+        continue;
+      }
+      throw new Error(`embedded PostgreSQL did not start in ${pgdata}: ${String(err ?? 'process exited')}`);
+    }
   }
   let stopped = false;
   return {

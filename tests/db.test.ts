@@ -1,4 +1,7 @@
 import t from 'tap';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import postgres from 'postgres';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -80,6 +83,37 @@ t.test('embedded: a second process on the same folder joins the running cluster'
   await second.stop(); // not the owner: leaves the cluster running
   const again = await startEmbedded({ dataDir: dir, persistent: true, profile: 'test' });
   t.equal(again.owner, false);
+});
+
+t.test('embedded: a free port taken before PostgreSQL binds it is exchanged for another', async (t) => {
+  // Another process listens on the port the cluster was told was free (three test files start clusters at once).
+  const taken = createServer().listen(0, '127.0.0.1');
+  await once(taken, 'listening');
+  t.teardown(() => taken.close());
+  const takenPort = (taken.address() as { port: number }).port;
+  const handed: number[] = [];
+  const ports = [takenPort];
+  const cluster = await startEmbedded({
+    persistent: false,
+    profile: 'test',
+    freePort: async () => {
+      const port = ports.shift() ?? (await new Promise<number>((resolve) => {
+        const s = createServer().listen(0, '127.0.0.1', () => {
+          const { port } = s.address() as { port: number };
+          s.close(() => resolve(port));
+        });
+      }));
+      handed.push(port);
+      return port;
+    },
+  });
+  t.teardown(() => cluster.stop());
+  t.equal(handed.length, 2, 'a second port was taken');
+  t.equal(handed[0], takenPort);
+  t.match(cluster.url, `:${handed[1]}/`, 'the cluster listens on the second');
+  const sql = postgres(cluster.url, { max: 1, onnotice: () => {} });
+  t.teardown(() => sql.end({ timeout: 1 }));
+  t.same(await sql`select 1 as one`, [{ one: 1 }], 'and answers');
 });
 
 t.test('small COPYs do not wait for delayed ACKs (TCP_NODELAY on the pools\' sockets)', async (t) => {
