@@ -17,6 +17,7 @@ export const EXT = {
   houseNumber: 'http://hl7.org/fhir/StructureDefinition/iso21090-ADXP-houseNumber',
   streetNameType: 'http://hl7.org/fhir/StructureDefinition/iso21090-ADXP-streetNameType',
   streetNameBase: 'http://hl7.org/fhir/StructureDefinition/iso21090-ADXP-streetNameBase',
+  geolocation: 'http://hl7.org/fhir/StructureDefinition/geolocation',
   deviceArhgos: `${SD}/as-ext-device-number-authorization-arhgos`,
   deviceAuthorizationDate: `${SD}/as-ext-device-authorization-date-device`,
   hcsArhgos: `${SD}/as-ext-healthcareservice-authorization-number-arhgos`,

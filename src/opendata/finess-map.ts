@@ -1,0 +1,167 @@
+import { codesOf, coding, type Coding } from '../vocabulary/codes.ts';
+import { dataTrace, EXT, PROFILES } from '../vocabulary/extensions.ts';
+import { ACTIVE_STATE, establishmentId, legalEntityId, PHARMACY_CATEGORY } from '../vocabulary/formats/finess.ts';
+import { CODE_SYSTEMS, COMMUNE_SYSTEM, SOURCE, SYSTEM, URL, type SystemKey } from '../vocabulary/systems.ts';
+import type { EstablishmentRecord, FinessAddress, FinessTelecom, LegalEntityRecord } from './finess-read.ts';
+
+/**
+ * FINESS records as FHIR Organizations shaped like the live API and the directory's generated
+ * ones: an establishment is a GEOGRAPHICAL-ENTITY `F<FINESS>` part of its legal entity, a
+ * LEGAL-ENTITY `J<FINESS>`. Pure: the same record (and day) gives the same JSON; meta.versionId and
+ * meta.lastUpdated are the write path's.
+ *
+ * Left out: the tariff mode (modefixationtarifaire) and budget type, which have no code table here;
+ * a secondary address; the BAN precision (no FHIR element holds it: the point of a commune-only
+ * key is the commune's centre).
+ */
+
+type Json = Record<string, unknown>;
+
+/** The day "now" is, for a closing date: YYYY-MM-DD in UTC. */
+const todayUtc = (): string => new Date().toISOString().slice(0, 10);
+
+// ---- codes ---------------------------------------------------------------------------------------
+
+const known = new Map<SystemKey, Set<string>>();
+
+/** `key|code` with its table's label when the table has the code, else without display (never invented). */
+function tableCoding(key: SystemKey, code: string): Coding {
+  let codes = known.get(key);
+  if (codes === undefined) known.set(key, (codes = new Set(codesOf(key))));
+  return codes.has(code) ? coding(key, code, true) : { system: CODE_SYSTEMS[key], code };
+}
+
+/** A type slice (as-ext-organization-types), or a plain concept for a slice without name (TRE_R66). */
+function typeElement(slice: string | null, key: SystemKey, code: string): Json {
+  const concept = { coding: [tableCoding(key, code)] };
+  return slice ? { extension: [{ url: EXT.organizationTypes, valueCode: slice }], ...concept } : concept;
+}
+
+function officialIdentifier(typeCode: string, system: string, value: string): Json {
+  return { use: 'official', type: { coding: [{ system: URL.idType, code: typeCode }] }, system, value };
+}
+
+// ---- shared shapes -------------------------------------------------------------------------------
+
+function metaOf(): Json {
+  return { source: SOURCE, profile: [...PROFILES.Organization], extension: [dataTrace('FINESS', null)] };
+}
+
+/** In service: etatObjet A and no closing date reached. */
+function isActive(state: string, closed: string, today: string): boolean {
+  return state === ACTIVE_STATE && !(closed !== '' && closed <= today);
+}
+
+function periodExtension(start: string, end: string): Json | undefined {
+  if (!start && !end) return undefined;
+  const valuePeriod: Json = {};
+  if (start) valuePeriod.start = start;
+  if (end) valuePeriod.end = end;
+  return { url: EXT.organizationPeriod, valuePeriod };
+}
+
+function telecomOf(t: FinessTelecom): Json[] {
+  return [
+    ...t.phones.map((value, i) => ({ system: 'phone', value, rank: i + 1 })),
+    ...t.faxes.map((value) => ({ system: 'fax', value })),
+    ...t.emails.map((value) => ({ system: 'email', value })),
+  ];
+}
+
+const HOUSE_NUMBER = /^\d+$/;
+const DELIVERY = /^(\d{5})\s+(.+)$/;
+
+function geolocation(a: FinessAddress): Json | undefined {
+  if (!a.point) return undefined;
+  return {
+    url: EXT.geolocation,
+    extension: [{ url: 'latitude', valueDecimal: a.point.latitude }, { url: 'longitude', valueDecimal: a.point.longitude }],
+  };
+}
+
+/**
+ * An address as lines after the French postal norm (place complement, street, lieu-dit), the
+ * street's parts also in `_line` as in the live API. The street line is the feed's ligneQuatre,
+ * else built from its parts (the street type as its code, as the live API shows it). The town is
+ * ligneAcheminement, which may also hold the postal code (`75015 PARIS`).
+ */
+function addressOf(a: FinessAddress): Json | undefined {
+  const number = HOUSE_NUMBER.test(a.number) ? a.number : '';
+  const street = a.streetLine || [number, a.numberSuffix, a.streetType, a.street].filter(Boolean).join(' ');
+  const delivery = DELIVERY.exec(a.delivery);
+  const city = delivery ? delivery[2] : a.delivery;
+  const postalCode = a.postalCode || delivery?.[1] || '';
+  const lines: [text: string, street: boolean][] = [[a.placeComplement, false], [street, true], [a.locality, false]];
+  const present = lines.filter(([t]) => t !== '');
+  const extension = [
+    a.commune && { url: EXT.inseeCode, valueCoding: { system: COMMUNE_SYSTEM, code: a.commune } },
+    geolocation(a),
+  ].filter(Boolean);
+  const address: Json = {};
+  if (extension.length) address.extension = extension;
+  if (present.length) address.line = present.map(([t]) => t);
+  const parts = [
+    number && { url: EXT.houseNumber, valueString: number },
+    a.streetType && { url: EXT.streetNameType, valueString: a.streetType },
+    a.street && { url: EXT.streetNameBase, valueString: a.street },
+  ].filter(Boolean);
+  if (street && parts.length) address._line = present.map(([, isStreet]) => (isStreet ? { extension: parts } : null));
+  if (city) address.city = city;
+  if (postalCode) address.postalCode = postalCode;
+  return Object.keys(address).length ? address : undefined;
+}
+
+/** name (the long name, else the short one), alias (the short one when it differs), telecom, address. */
+function describe(resource: Json, long: string, short: string, telecom: FinessTelecom, address: FinessAddress | undefined): void {
+  const name = long || short;
+  if (name) resource.name = name;
+  if (short && short !== name) resource.alias = [short];
+  const t = telecomOf(telecom);
+  if (t.length) resource.telecom = t;
+  const a = address && addressOf(address);
+  if (a) resource.address = [a];
+}
+
+// ---- Organizations -------------------------------------------------------------------------------
+
+/** A pharmacy licence as the directory writes it (`75#001234`) or its bare number. */
+const LICENCE = /^((\d{2,3}|2[AB])#)?\d{1,6}$/;
+
+function establishmentExtensions(d: EstablishmentRecord['data']): Json[] {
+  const period = periodExtension(d.opened, d.closed);
+  const licence = d.category === PHARMACY_CATEGORY && LICENCE.test(d.externalRef) ? { url: EXT.pharmacyLicence, valueString: d.externalRef } : undefined;
+  return [period, licence].filter((e) => e !== undefined);
+}
+
+/** The Organization of an establishment (a geographical entity), part of its legal entity. */
+export function establishmentOf(rec: EstablishmentRecord, today = todayUtc()): Json {
+  const d = rec.data;
+  const identifier = [officialIdentifier('IDNST', SYSTEM.idnst, `1${rec.finess}`), officialIdentifier('FINEG', SYSTEM.finess, rec.finess)];
+  if (d.siret) identifier.push(officialIdentifier('SIRET', SYSTEM.sirene, d.siret));
+  const type = [typeElement('organizationType', 'fr-core-cs-v2-3307', 'GEOGRAPHICAL-ENTITY')];
+  if (d.category) type.push(typeElement(null, 'TRE_R66-CategorieEtablissement', d.category));
+  if (d.espic) type.push(typeElement('sphParticipation', 'TRE_R73-ESPIC', d.espic));
+  const resource: Json = { resourceType: 'Organization', id: establishmentId(rec.finess), meta: metaOf(), language: 'fr' };
+  const extension = establishmentExtensions(d);
+  if (extension.length) resource.extension = extension;
+  Object.assign(resource, { identifier, active: isActive(d.state, d.closed, today), type });
+  describe(resource, d.name, d.shortName, d.telecom, d.address);
+  resource.partOf = { reference: `Organization/${legalEntityId(rec.legal)}` };
+  return resource;
+}
+
+/** The Organization of a legal entity. */
+export function legalEntityOf(rec: LegalEntityRecord, today = todayUtc()): Json {
+  const d = rec.data;
+  const identifier = [officialIdentifier('IDNST', SYSTEM.idnst, `1${rec.finess}`), officialIdentifier('FINEJ', SYSTEM.finess, rec.finess)];
+  if (d.siren) identifier.push(officialIdentifier('SIREN', SYSTEM.sirene, d.siren));
+  const type = [typeElement('organizationType', 'fr-core-cs-v2-3307', 'LEGAL-ENTITY')];
+  if (d.legalStatus) type.push(typeElement('statutJuridiqueINSEE', 'TRE_R72-FinessStatutJuridique', d.legalStatus));
+  if (d.ape) type.push(typeElement('activiteINSEE', 'TRE_R75-InseeNAFrev2Niveau5', d.ape));
+  const resource: Json = { resourceType: 'Organization', id: legalEntityId(rec.finess), meta: metaOf(), language: 'fr' };
+  const period = periodExtension(d.created, d.closed);
+  if (period) resource.extension = [period];
+  Object.assign(resource, { identifier, active: isActive(d.state, d.closed, today), type });
+  describe(resource, d.name, d.shortName, d.telecom, d.address);
+  return resource;
+}
