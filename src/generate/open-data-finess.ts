@@ -210,6 +210,7 @@ function drawTraps(rng: Rng, forced: number): Set<Trap> {
   const traps = new Set<Trap>();
   for (const [i, t] of TRAPS.entries()) if (forced === i || (t === 'swappedXY' ? traps.has('lambertInXY') : true) && rng.chance(TRAP_SHARE[t])) traps.add(t);
   if (forced === TRAPS.indexOf('swappedXY')) traps.add('lambertInXY');
+  if (forced === TRAPS.indexOf('lambertInXY')) traps.delete('swappedXY'); // one projected pair the right way round
   return traps;
 }
 
@@ -235,7 +236,7 @@ function egeJson(e: Ege, rng: Rng): { json: unknown; active: boolean } {
       numeroReferenceExterne: cat?.[0] === '620' ? String(hash32(2, e.egeId) % 10_000) : undefined,
       numFinessEge: e.finess, espic, siret: e.siret,
     },
-    categorieentiteGeographiqueExercice: cat?.[0], modefixationtarifaire: cat?.[4], typeBudget: ['01'], adresse,
+    categorieentiteGeographiqueExercice: cat?.[0], modefixationtarifaire: e.category?.[4], typeBudget: ['01'], adresse,
     contact: contact(e.telephone, e.telecopie), engagement: [], evenement: events, roleEge: [],
     etatObjet: active ? 'A' : 'I', dateDerniereMaj: dateTime(e.updated),
   };
@@ -283,7 +284,7 @@ export function extraEge(model: OpenDataModel, k: number, base: number): Ege {
   const e: Ege = {
     egeId: model.structureCount + k + 1, finess: finessNumber(city.dept.slice(0, 2), model.structureCount + k), category, name, place: place(rng),
     siret: rng.chance(0.2) ? undefined : siretNumber(sirenNumber(rng.range(2, 8), model.structureCount + k), rng.int(5)),
-    telephone: rng.chance(0.85) ? phone(rng) : undefined, telecopie: rng.chance(0.3) ? phone(rng) : undefined,
+    telephone: rng.chance(0.85) || forced === TRAPS.indexOf('doublePhone') ? phone(rng) : undefined, telecopie: rng.chance(0.3) ? phone(rng) : undefined,
     opened: opensOn > 0 ? REFERENCE_MS + (opensOn - 1) * DAY_MS : pastDate(rng, 1950, 2024), updated: 0,
     traps: drawTraps(new Rng(seed, STREAM.trap, model.structureCount + k), forced), unlocated: forced >= 0 ? 0 : NO_COORDINATES(category[0]),
   };
