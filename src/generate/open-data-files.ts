@@ -1,6 +1,7 @@
 // The open-data extracts written to disk like the published ones: three `|`-separated files named
 // PS_LibreAcces_<kind>_<YYYYMMDDhhmm>.txt, optionally in one ZIP, with the quirks of the real files
-// (Windows-1252, CRLF, the 52-column form, exact duplicates, bad lines), each deterministic.
+// (Windows-1252, CRLF, the 52-column form, exact duplicates, bad lines), each deterministic; and,
+// beside them, the same day's FINESS feed (open-data-finess.ts) and MSSanté extraction (open-data-mssante.ts).
 // Lines are encoded in batches and written with backpressure: memory does not grow with the files.
 
 import fs from 'node:fs';
@@ -12,6 +13,8 @@ import iconv from 'iconv-lite';
 import yazl from 'yazl';
 import { ACTIVITY_COLUMNS_52, headerText, KINDS, type ColumnKey, type FileKind } from '../vocabulary/formats/rpps.ts';
 import { OpenDataModel, type ModelOptions } from './open-data.ts';
+import { writeFiness, type FinessSummary } from './open-data-finess.ts';
+import { MSS_ZIP, mssFileName, writeMss, type MssHeaderVariant, type MssSummary } from './open-data-mssante.ts';
 import { Rng } from './prng.ts';
 import { REFERENCE_MS } from './time.ts';
 
@@ -29,8 +32,15 @@ export interface OpenDataFileOptions extends ModelOptions {
   duplicateShare?: number;
   /** share of lines followed by a bad copy: a field short, or without identifier. */
   badShare?: number;
+  /** the national sources written (default the RPPS extracts only; the CLI's default is all three). */
+  sources?: readonly Source[];
+  /** the MSSanté header form (default: by seed and day, the suffixed one about one day in four). */
+  mssHeaderVariant?: MssHeaderVariant;
   log?: (line: string) => void;
 }
+
+export const SOURCES = ['rpps', 'finess', 'mss'] as const;
+export type Source = (typeof SOURCES)[number];
 
 export const DEFAULT_QUIRKS = {
   win1252: ['savoirFaire'] as readonly FileKind[],
@@ -58,7 +68,11 @@ export interface OpenDataSummary {
   stamp: string;
   /** the archive's path with `zip`, else undefined. */
   zip?: string;
+  /** the RPPS files (none without the rpps source). */
   files: OpenDataFileSummary[];
+  finess?: FinessSummary;
+  /** the MSSanté extraction; `zip` its archive's path with the `zip` option. */
+  mss?: MssSummary & { zip?: string };
 }
 
 const ORDER: readonly FileKind[] = ['activity', 'savoirFaire', 'diploma'];
@@ -123,8 +137,9 @@ export async function generateOpenData(options: OpenDataFileOptions): Promise<Op
   const crlf = new Set(options.crlf ?? DEFAULT_QUIRKS.crlf);
   const duplicateShare = options.duplicateShare ?? DEFAULT_QUIRKS.duplicateShare;
   const badShare = options.badShare ?? DEFAULT_QUIRKS.badShare;
+  const sources = new Set(options.sources ?? ['rpps']);
   fs.mkdirSync(options.outDir, { recursive: true });
-  const zipPath = options.zip ? path.join(options.outDir, `PS_LibreAcces_${stamp}.zip`) : undefined;
+  const zipPath = options.zip && sources.has('rpps') ? path.join(options.outDir, `PS_LibreAcces_${stamp}.zip`) : undefined;
   const sink = zipPath ? zipSink(zipPath, dateOf(model.day)) : folderSink(options.outDir);
   const lines: Record<FileKind, () => Iterable<Record<string, string>>> = {
     activity: () => model.activityLines(),
@@ -133,7 +148,7 @@ export async function generateOpenData(options: OpenDataFileOptions): Promise<Op
   };
 
   const files: OpenDataFileSummary[] = [];
-  for (const [k, kind] of ORDER.entries()) {
+  for (const [k, kind] of sources.has('rpps') ? ORDER.entries() : []) {
     const columns: readonly ColumnKey[] = kind === 'activity' && options.form52 ? ACTIVITY_COLUMNS_52 : KINDS[kind].columns;
     const idnps = columns.indexOf('idnps');
     const pp = columns.indexOf('identifiantPP');
@@ -177,5 +192,23 @@ export async function generateOpenData(options: OpenDataFileOptions): Promise<Op
     options.log?.(`${summary.name}: ${summary.lines} lines (${summary.duplicates} duplicates, ${summary.shortLines + summary.emptyIdLines} bad), ${summary.bytes} bytes, ${encoding}`);
   }
   await sink.close();
-  return { day: model.day, stamp, zip: zipPath, files };
+  const summary: OpenDataSummary = { day: model.day, stamp, zip: zipPath, files };
+  if (sources.has('finess')) {
+    const f = (summary.finess = await writeFiness(model, options.outDir, stamp));
+    const traps = Object.entries(f.traps).map(([t, n]) => `${t} ${n}`).join(', ');
+    options.log?.(`${f.name}: ${f.pmej} legal entities, ${f.ege} establishments (${f.active} in service, ${f.closed} closed), ${f.bytes} bytes gzipped; traps: ${traps}`);
+  }
+  if (sources.has('mss')) {
+    // Like the ANS download, the MSSanté text has an archive of its own.
+    const mssZip = options.zip ? path.join(options.outDir, MSS_ZIP) : undefined;
+    const mssSink = mssZip ? zipSink(mssZip, dateOf(model.day)) : folderSink(options.outDir);
+    const { out, done } = mssSink.open(mssFileName(stamp));
+    const m = await writeMss(model, out, mssFileName(stamp), options.mssHeaderVariant);
+    await done();
+    await mssSink.close();
+    summary.mss = { ...m, zip: mssZip };
+    const traps = Object.entries(m.traps).map(([t, n]) => `${t} ${n}`).join(', ');
+    options.log?.(`${m.name}${mssZip ? ` in ${MSS_ZIP}` : ''}: ${m.lines} lines (${m.per} PER, ${m.org} ORG mailboxes), ${m.header} header, ${m.bytes} bytes; traps: ${traps}`);
+  }
+  return summary;
 }

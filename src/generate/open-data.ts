@@ -47,12 +47,12 @@ const CHANGE = { left: 1, absent: 2, activity: 3, structure: 4, name: 5 } as con
  */
 const SHARE_OF_RATE = { activity: 0.5, structure: 0.5, name: 0.02, left: 0.02, absent: 0.02, arrivals: 0.02 } as const;
 
-function drawn(seed: number, kind: number, entity: number, day: number, p: number): boolean {
+export function drawn(seed: number, kind: number, entity: number, day: number, p: number): boolean {
   return hash32(seed ^ (kind * 0x9e3779b1), entity, day) / 4294967296 < p;
 }
 
 /** How many times an entity changed from day 1 to `day`: the version its lines are drawn with. */
-function version(seed: number, kind: number, entity: number, day: number, p: number): number {
+export function version(seed: number, kind: number, entity: number, day: number, p: number): number {
   let v = 0;
   for (let d = 1; d <= day; d++) if (drawn(seed, kind, entity, d, p)) v++;
   return v;
@@ -75,7 +75,7 @@ const SECTOR: Record<StructureKind, readonly string[]> = {
   elderly: ['SA17'], laboratory: ['SA25'], abroad: ['SA32'],
 };
 const FINESS_KINDS: ReadonlySet<StructureKind> = new Set(['hospital', 'clinic', 'elderly', 'laboratory', 'pharmacy']);
-const CITY_DIST = new Weighted(CITIES.map((c) => [c, c.weight] as const));
+export const CITY_DIST = new Weighted(CITIES.map((c) => [c, c.weight] as const));
 const STREET_TYPE_DIST = new Weighted(STREET_TYPES.map((t) => [t, t[2]] as const));
 const ABROAD = [
   ['99132', 'Royaume-uni', 'LONDON', 'SW1A 1AA'], ['99131', 'Belgique', 'BRUXELLES', '1000'], ['99140', 'Suisse', 'GENEVE', '1201'],
@@ -90,6 +90,17 @@ type StructureFields = Pick<FieldsOf<'activity'>,
   | 'telephone' | 'telephone2' | 'telecopie' | 'email' | 'codeDepartement' | 'libelleDepartement' | 'ancienIdentifiantStructure'
   | 'codeSecteurActivite' | 'libelleSecteurActivite'>;
 type Structure = { kind: StructureKind; city: City; authority: string; fields: StructureFields };
+export type { StructureFields, StructureKind };
+
+/** A structure as the day's lines show it, for the other sources (FINESS, MSSanté) that describe the same places. */
+export interface StructureOfDay {
+  j: number;
+  kind: StructureKind;
+  city: City;
+  fields: StructureFields;
+  /** the last day (1..day) its columns changed, 0 if never. */
+  lastChange: number;
+}
 
 /** A structure's columns, empty: one object shape for every structure (spreads of it stay fast). */
 const noStructure = (): StructureFields => ({
@@ -275,6 +286,22 @@ export class OpenDataModel {
       members[k].push(j);
     }
     this.pools = Object.fromEntries(STRUCTURE_KINDS.map((k, i) => [k, Int32Array.from(members[i])])) as Record<StructureKind, Int32Array>;
+  }
+
+  /** Structure j on the model's day. */
+  structureOn(j: number): StructureOfDay {
+    const { seed, day } = this;
+    const kind = STRUCTURE_KINDS[this.kinds[j]];
+    const p = this.rate * SHARE_OF_RATE.structure;
+    const s = structure(seed, j, kind, version(seed, CHANGE.structure, j, day, p));
+    let lastChange = day;
+    while (lastChange > 0 && !drawn(seed, CHANGE.structure, j, lastChange, p)) lastChange--;
+    return { j, kind, city: s.city, fields: s.fields, lastChange };
+  }
+
+  /** Whether structure j's columns carry a FINESS site number (hospitals, clinics, EHPAD, laboratories, pharmacies). */
+  isFiness(j: number): boolean {
+    return FINESS_KINDS.has(STRUCTURE_KINDS[this.kinds[j]]);
   }
 
   private present(i: number): boolean {
