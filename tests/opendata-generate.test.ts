@@ -110,7 +110,7 @@ t.test('every generated line maps to resources the write path takes', async (t) 
     const p = people.get(id)!;
     if (r.kind === 'activity') p.activities.push(r);
     else if (r.kind === 'savoirFaire') p.savoirFaire.push(r);
-    else p.diplomas.push(r);
+    else if (r.kind === 'diploma') p.diplomas.push(r);
   }
   const ids = { Practitioner: new Set<string>(), Organization: new Set<string>(), PractitionerRole: new Set<string>() };
   let failures = 0;

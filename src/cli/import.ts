@@ -10,11 +10,13 @@ import { Progress, PROGRESS_INTERVAL_MS } from './import-progress.ts';
 import { runCommand } from './run.ts';
 import { integerOption, UsageError } from './usage.ts';
 
-const USAGE = `usage: npm run import -- [--force] [--batch-size N] [--concurrency N] [--workers N] <PS_LibreAcces.zip | folder | file>...
+const USAGE = `usage: npm run import -- [--force] [--batch-size N] [--concurrency N] [--workers N] <file | ZIP | folder>...
 
-Imports the RPPS open-data extracts (PS_LibreAcces: Personne_activite, SavoirFaire, Dipl_AutExerc;
-the downloaded ZIP, a folder or the files) into DATABASE_URL or the embedded database in DATA_DIR,
-as Practitioner, Organization and PractitionerRole. Each import is the directory as of its files:
+Imports the national open data into DATABASE_URL or the embedded database in DATA_DIR, as
+Practitioner, Organization and PractitionerRole: the RPPS extracts (PS_LibreAcces: Personne_activite,
+SavoirFaire, Dipl_AutExerc), the FINESS feed (finess-structures-*.json.gz) and the MSSanté
+extraction (Extraction_Correspondance_MSSante, the ZIP or the text), any of them, recognised by
+content. Each source is its own snapshot; one left out keeps what it brought. Each import is the directory as of its files:
 what is unchanged is not written, what changed gets a new version, what is absent becomes
 inactive. Safe while the server serves; one import at a time.
   --force          deactivate even more than ${MAX_GONE_SHARE * 100} % of a type's active resources, and import a
@@ -52,6 +54,16 @@ function report(s: ImportSummary): string {
     const kept = (Object.keys(TYPE_NAMES) as DiffType[]).filter((t) => u.kept.includes(t)).map((t) => TYPE_NAMES[t].label);
     const what = kept.length > 1 ? `${kept.slice(0, -1).join(', ')} or ${kept.at(-1)}` : kept[0];
     lines.push(`${fmt(u.lines)} rejected line${u.lines > 1 ? 's' : ''} of ${u.file} name${u.lines > 1 ? '' : 's'} no person: no ${what} deactivated by this import`);
+  }
+  if (s.finess) {
+    const f = s.finess;
+    lines.push(`FINESS: ${fmt(f.establishments.snapshot)} establishments (${fmt(f.establishments.changed)} new or changed, ${fmt(f.establishments.gone)} gone), ` +
+      `${fmt(f.legal.snapshot)} legal entities (${fmt(f.legal.changed)} new or changed, ${fmt(f.legal.gone)} gone)`);
+  }
+  if (s.mailboxes) {
+    const m = s.mailboxes;
+    lines.push(`MSSanté: ${fmt(m.snapshot)} mailboxes (${fmt(m.changed)} added, ${fmt(m.gone)} removed); ` +
+      `${fmt(m.unknownPersons)} of a person and ${fmt(m.unknownStructures)} of a structure the directory does not know`);
   }
   lines.push(
     `${fmt(s.lines)} lines read, ${fmt(s.rejected)} rejected${s.skippedFiles ? `, ${s.skippedFiles} file(s) skipped` : ''}; ` +

@@ -11,7 +11,7 @@ import { PassThrough, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import iconv from 'iconv-lite';
 import yazl from 'yazl';
-import { ACTIVITY_COLUMNS_52, headerText, KINDS, type ColumnKey, type FileKind } from '../vocabulary/formats/rpps.ts';
+import { ACTIVITY_COLUMNS_52, headerText, KINDS, type ColumnKey, type FileKind, type RppsKind } from '../vocabulary/formats/rpps.ts';
 import { OpenDataModel, type ModelOptions } from './open-data.ts';
 import { writeFiness, type FinessSummary } from './open-data-finess.ts';
 import { MSS_ZIP, mssFileName, writeMss, type MssHeaderVariant, type MssSummary } from './open-data-mssante.ts';
@@ -75,7 +75,7 @@ export interface OpenDataSummary {
   mss?: MssSummary & { zip?: string };
 }
 
-const ORDER: readonly FileKind[] = ['activity', 'savoirFaire', 'diploma'];
+const ORDER: readonly RppsKind[] = ['activity', 'savoirFaire', 'diploma'];
 const BATCH_CHARS = 1 << 18;
 const QUIRK_STREAM = 70;
 
@@ -141,7 +141,7 @@ export async function generateOpenData(options: OpenDataFileOptions): Promise<Op
   fs.mkdirSync(options.outDir, { recursive: true });
   const zipPath = options.zip && sources.has('rpps') ? path.join(options.outDir, `PS_LibreAcces_${stamp}.zip`) : undefined;
   const sink = zipPath ? zipSink(zipPath, dateOf(model.day)) : folderSink(options.outDir);
-  const lines: Record<FileKind, () => Iterable<Record<string, string>>> = {
+  const lines: Record<RppsKind, () => Iterable<Record<string, string>>> = {
     activity: () => model.activityLines(),
     savoirFaire: () => model.savoirFaireLines(),
     diploma: () => model.diplomaLines(),

@@ -7,15 +7,21 @@ import { withSessionLock } from '../load/session-lock.ts';
 import { registry as defaultRegistry, type Registry } from '../registry/index.ts';
 import { finishWrites } from '../store/write.ts';
 import { startRun } from '../writer-runs.ts';
-import { KINDS, type FileKind } from '../vocabulary/formats/rpps.ts';
+import { KINDS, RPPS_KINDS } from '../vocabulary/formats/rpps.ts';
 import { publishBulk, publishIncremental, type ImportCounts } from './publish.ts';
 import { ImportPool } from './pool.ts';
-import { inputBytes, OpenDataError } from './read.ts';
-import { checkGone, countHeld, diffSnapshot, FEEDS, SnapshotRefused, TYPE_NAMES, type DiffType, type SnapshotDiff } from './snapshot.ts';
+import { classifyInputs, inputBytes, OpenDataError } from './read.ts';
+import {
+  affectedOrganizations, applyMailboxes, buildOrgKeys, checkGone, countHeld, diffFiness, diffMailboxes, diffSnapshot, FEEDS,
+  SnapshotRefused, TYPE_NAMES, unmatchedMailboxes, type DiffType, type Kept, type SnapshotDiff, type TypeDiff,
+} from './snapshot.ts';
+import { stageFiness, type FinessStageSummary } from './stage-finess.ts';
 import { createStaging, dropStaging, stageLines, type StageSummary } from './stage.ts';
 
 /**
- * One import of the open-data extracts (`npm run import`): the directory as of its files.
+ * One import of the open-data extracts (`npm run import`): the directory as of its files. Three
+ * sources, each its own snapshot: the RPPS extracts, the FINESS feed, the MSSanté extraction; a
+ * source absent from the inputs keeps what it brought before.
  *
  * 1. Under an advisory lock (one import at a time per database), a run in writer_run (kind 'import').
  * 2. Stage every line in PostgreSQL (src/opendata/stage.ts), by worker threads for a large input
@@ -86,8 +92,14 @@ export interface ImportSummary {
   /** active persons named by rejected lines, kept as they were. */
   held: number;
   /** rejected lines that name no person, by file: nothing of the `kept` types was deactivated. */
-  unattributed: { file: string; lines: number; kept: readonly DiffType[] }[];
+  unattributed: { file: string; lines: number; kept: readonly Kept[] }[];
   counts: ImportCounts;
+  /** the sources of this run. */
+  sources: { rpps: boolean; finess: boolean; mss: boolean };
+  /** FINESS entities in the feed, compared with the last import's (changed: new, changed or back). */
+  finess?: { establishments: TypeDiff; legal: TypeDiff; rejected: number };
+  /** MSSanté mailboxes (one per distinct line): added, removed; lines whose person or structure the directory does not know. */
+  mailboxes?: TypeDiff & { unknownPersons: number; unknownStructures: number };
 }
 
 /** The unchanged of each type: in the snapshot, neither new nor changed. */
@@ -113,33 +125,64 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
   const startedAt = opts.now ?? new Date();
   const run = await startRun(sql, 'import', { paths }, startedAt);
   let stage: StageSummary | undefined;
+  let finessStage: FinessStageSummary | undefined;
   let pool: ImportPool | undefined;
   try {
-    const workers = opts.workers ?? defaultWorkers(await inputBytes(paths), IMPORT_WORKERS_FROM);
+    const inputs = await classifyInputs(paths);
+    const workers = opts.workers ?? defaultWorkers(await inputBytes(inputs.lines), IMPORT_WORKERS_FROM);
     pool = workers > 0 ? new ImportPool(workers) : undefined;
     await createStaging(session);
+    let finessBytes = 0;
     const onRead = (p: { lines: number; bytes: number; totalBytes: number }) =>
-      opts.onProgress?.({ phase: 'read', done: p.bytes, total: p.totalBytes, lines: p.lines });
-    stage = await stageLines(session, paths, { reject: opts.onReject, skip: opts.onSkip }, onRead, pool);
-    if (stage.kinds.size === 0) throw new OpenDataError(`no PS_LibreAcces extract in ${paths.join(', ')}`);
+      opts.onProgress?.({ phase: 'read', done: p.bytes + finessBytes, total: p.totalBytes, lines: p.lines });
+    stage = await stageLines(session, inputs.lines, { reject: opts.onReject, skip: opts.onSkip }, onRead, pool);
+    finessStage = await stageFiness(session, inputs.finess, {
+      reject: opts.onReject,
+      bytes: (n: number) => {
+        finessBytes += n;
+        opts.onProgress?.({ phase: 'read', done: finessBytes, lines: stage!.lines });
+      },
+    });
+    const sources = { rpps: RPPS_KINDS.some((k) => stage!.kinds.has(k)), finess: inputs.finess.length > 0, mss: stage.kinds.has('mailbox') };
+    if (!sources.rpps && !sources.finess && !sources.mss) {
+      throw new OpenDataError(`no open-data extract (RPPS PS_LibreAcces, FINESS feed or MSSanté extraction) in ${paths.join(', ')}`);
+    }
     if (stage.cut.length && opts.force !== true) {
       throw new OpenDataError(`${stage.cut[0]}: the file ends in the middle of a line (a truncated download?); to import it anyway, its last line rejected, run again with --force`);
     }
-    for (const kind of Object.keys(KINDS) as FileKind[]) {
-      if (!stage.kinds.has(kind)) note(`no ${KINDS[kind].file} file among the inputs: the snapshot has none of its lines`);
+    if (sources.rpps) {
+      for (const kind of RPPS_KINDS) {
+        if (!stage.kinds.has(kind)) note(`no ${KINDS[kind].file} file among the inputs: the snapshot has none of its lines`);
+      }
     }
     const [{ empty }] = await session<{ empty: boolean }[]>`select not exists (select 1 from resource) as empty`;
     // A database without resources starts afresh, whatever state an earlier one left.
     if (empty) {
-      await session`delete from import_person`;
-      await session`delete from import_structure`;
+      for (const table of ['import_person', 'import_structure', 'import_finess', 'import_mailbox', 'import_pending']) await session`delete from ${session(table)}`;
     }
     opts.onProgress?.({ phase: 'compare', done: 0 });
-    const unattributed = [...stage.unattributed].map(([kind, lines]) => ({ file: `PS_LibreAcces_${KINDS[kind].file}`, lines, kept: FEEDS[kind] }));
-    const diff = await diffSnapshot(session, new Set(unattributed.flatMap((u) => u.kept)));
-    checkGone(diff, opts.force === true);
+    const unattributed = [...stage.unattributed].map(([kind, lines]) => ({ file: KINDS[kind].file, lines, kept: FEEDS[kind] }));
+    const kept = new Set<Kept>(unattributed.flatMap((u) => u.kept));
+    // A source absent from the inputs deactivates nothing; a rejected FINESS entity has no id to hold, so it keeps them all.
+    if (!sources.rpps) for (const t of ['persons', 'structures', 'roles'] as const) kept.add(t);
+    if (finessStage.rejected > 0) kept.add('finess');
+    const diff = await diffSnapshot(session, kept);
+    const finess = await diffFiness(session, sources.finess, kept.has('finess'));
+    const mailboxes = await diffMailboxes(session, sources.mss, kept.has('mailboxes'));
+    checkGone(
+      [
+        ...(Object.keys(TYPE_NAMES) as DiffType[]).map((t) => ({ label: TYPE_NAMES[t].label, diff: diff[t] })),
+        { label: 'FINESS establishments', diff: finess.establishments },
+        { label: 'FINESS legal entities', diff: finess.legal },
+        { label: 'MSSanté mailboxes', diff: mailboxes },
+      ],
+      opts.force === true,
+    );
     const held = await countHeld(session);
-    const toWrite = diff.persons.changed + diff.roles.changed + diff.structures.changed + diff.persons.gone + diff.roles.gone + diff.structures.gone;
+    if (sources.mss) await session.begin((tx) => applyMailboxes(tx));
+    await buildOrgKeys(session, sources.rpps, sources.finess);
+    const structures = await affectedOrganizations(session);
+    const toWrite = diff.persons.changed + diff.roles.changed + diff.persons.gone + diff.roles.gone + structures + mailboxes.changed + mailboxes.gone;
     const publishOpts = {
       registry,
       lastUpdated: startedAt.toISOString(),
@@ -151,6 +194,9 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
     };
     publishOpts.onProgress(0);
     const published = empty ? await publishBulk(sql, session, publishOpts) : await publishIncremental(sql, session, publishOpts);
+    const unknown = sources.mss ? await unmatchedMailboxes(session) : { persons: 0, structures: 0 };
+    // Every pending owner was rewritten by this run.
+    await session`delete from import_pending`;
     opts.onProgress?.({ phase: 'finish', done: published.written });
     await finishWrites(sql, empty ? 0 : published.written);
     await dropStaging(session);
@@ -159,16 +205,19 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
       elapsedMs: Date.now() - startedAt.getTime(),
       path: empty ? 'bulk' : 'incremental',
       lines: stage.lines,
-      rejected: stage.rejected + published.rejected,
+      rejected: stage.rejected + finessStage.rejected + published.rejected,
       skippedFiles: stage.skippedFiles,
       held,
       unattributed,
       counts: withUnchanged(published.counts, diff),
+      sources,
+      ...(sources.finess ? { finess: { ...finess, rejected: finessStage.rejected } } : {}),
+      ...(sources.mss ? { mailboxes: { ...mailboxes, unknownPersons: unknown.persons, unknownStructures: unknown.structures } } : {}),
     };
     await run.finish('success', { ...summary, startedAt: undefined });
     return summary;
   } catch (err) {
-    const counts = stage ? { lines: stage.lines, rejected: stage.rejected, skippedFiles: stage.skippedFiles } : {};
+    const counts = stage ? { lines: stage.lines, rejected: stage.rejected + (finessStage?.rejected ?? 0), skippedFiles: stage.skippedFiles } : {};
     await run.finish('failure', { ...counts, error: (err as Error).message, ...(err instanceof SnapshotRefused ? { refused: true } : {}) });
     await dropStaging(session).catch(() => {});
     throw err;

@@ -1,5 +1,7 @@
 import type { FileKind } from '../vocabulary/formats/rpps.ts';
+import { withMailboxes } from './mailbox.ts';
 import { organizationOf, practitionerOf, roleOf, type Person } from './map.ts';
+import { organizationFromParts } from './merge.ts';
 import type { ActivityRecord, DiplomaRecord, OpenDataRecord, SavoirFaireRecord } from './read.ts';
 
 /**
@@ -29,29 +31,67 @@ export interface PersonResources {
   roles: Json[];
 }
 
-/** A person's Practitioner and PractitionerRoles (one per distinct role id, from its first line), from its lines in input order. */
-export function personResources(lines: readonly StagedLine[], lastUpdated: string): PersonResources {
+/** A person's MSSanté mailbox, with the Organizations its structure identifier names. */
+export interface PersonMailbox {
+  telecom: Json;
+  orgs: string[];
+}
+
+/**
+ * A person's Practitioner and PractitionerRoles (one per distinct role id, from its first line), from
+ * its lines in input order; its mailboxes on the Practitioner, and on each role at a structure the
+ * mailbox names.
+ */
+export function personResources(lines: readonly StagedLine[], lastUpdated: string, mailboxes: readonly PersonMailbox[] = []): PersonResources {
   const person: { activities: ActivityRecord[]; savoirFaire: SavoirFaireRecord[]; diplomas: DiplomaRecord[] } = { activities: [], savoirFaire: [], diplomas: [] };
   const roles = new Map<string, Json>();
   for (const line of lines) {
     const record = recordOf(line, line.kind);
     if (record.kind === 'activity') {
       person.activities.push(record);
-      if (!roles.has(line.role!)) roles.set(line.role!, stamp(roleOf(record), lastUpdated));
+      if (!roles.has(line.role!)) roles.set(line.role!, stamp(roleMailboxes(roleOf(record), mailboxes), lastUpdated));
     } else if (record.kind === 'savoirFaire') person.savoirFaire.push(record);
-    else person.diplomas.push(record);
+    else if (record.kind === 'diploma') person.diplomas.push(record);
   }
-  return { practitioner: stamp(practitionerOf(person as Person), lastUpdated), roles: [...roles.values()] };
+  const practitioner = withMailboxes(practitionerOf(person as Person), mailboxes.map((m) => m.telecom));
+  return { practitioner: stamp(practitioner, lastUpdated), roles: [...roles.values()] };
 }
 
-/** The Organization of a structure's activity line (publish.ts chooses which: the same whatever the lines' order). */
-export const structureResource = (line: { at: string; fields: string }, lastUpdated: string): Json =>
-  stamp(organizationOf(recordOf(line, 'activity') as ActivityRecord)!, lastUpdated);
+/** A PractitionerRole with the mailboxes of its person that name its Organization. */
+export function roleMailboxes(role: Json, mailboxes: readonly PersonMailbox[]): Json {
+  const ref = (role.organization as { reference?: string } | undefined)?.reference;
+  const org = ref?.slice('Organization/'.length);
+  return withMailboxes(role, org === undefined ? [] : mailboxes.filter((m) => m.orgs.includes(org)).map((m) => m.telecom));
+}
+
+/** What publish.ts reads of a structure to build: its parts as the sources left them (src/opendata/merge.ts). */
+export interface StructureRow {
+  org: string;
+  /** the RPPS activity line its RPPS part is built from (this run's choice, or the state's). */
+  rppsFields: string | null;
+  rppsAt: string | null;
+  /** a structure imported before the state kept its line: its stored Organization stands for its RPPS part. */
+  rppsLegacy: string | null;
+  finess: string | null;
+  /** its ORG mailboxes' telecoms, a JSON array. */
+  mailboxes: string | null;
+}
+
+/** The Organization of a structure's parts, stamped; undefined when no source describes it any more. */
+export function structureResource(row: StructureRow, lastUpdated: string): Json | undefined {
+  const rpps = row.rppsFields !== null
+    ? organizationOf(recordOf({ at: row.rppsAt ?? '', fields: row.rppsFields }, 'activity') as ActivityRecord)
+    : row.rppsLegacy !== null ? (JSON.parse(row.rppsLegacy) as Json) : undefined;
+  const finess = row.finess !== null ? (JSON.parse(row.finess) as Json) : undefined;
+  const org = organizationFromParts({ rpps, finess, mailboxes: row.mailboxes === null ? [] : JSON.parse(row.mailboxes) });
+  return org && stamp(org, lastUpdated);
+}
 
 /**
  * The rows of a chunk, COPY text (tab-separated, NULL as \N), sorted by their first column:
- * - persons: person, kind, role, at, fields — every line of each person of the chunk;
- * - structures: structure, at, fields — one line per structure (publish.ts changedStructures).
+ * - persons: person, kind, role, at, fields, mailboxes — every line of each person of the chunk,
+ *   its mailboxes (PersonMailbox[] JSON) repeated on each;
+ * - structures: the columns of StructureRow, one row per structure (publish.ts structureRows).
  */
 export type ChunkKind = 'persons' | 'structures';
 
@@ -79,28 +119,34 @@ export function mapChunk(req: MapRequest): MapResult {
   const result = { persons: 0, roles: 0, structures: 0 };
   let person: string | undefined;
   let lines: StagedLine[] = [];
+  let mailboxes: PersonMailbox[] = [];
   const flush = () => {
     if (person === undefined) return;
-    const r = personResources(lines, req.lastUpdated);
+    const r = personResources(lines, req.lastUpdated, mailboxes);
     out.push(JSON.stringify(r.practitioner));
     for (const role of r.roles) out.push(JSON.stringify(role));
     result.persons++;
     result.roles += r.roles.length;
     lines = [];
   };
+  const field = (v: string) => (v === '\\N' ? null : fromCopy(v));
   for (const row of text.split('\n')) {
     if (row === '') continue;
     const f = row.split('\t');
     if (req.kind === 'structures') {
-      out.push(JSON.stringify(structureResource({ at: fromCopy(f[1]), fields: fromCopy(f[2]) }, req.lastUpdated)));
-      result.structures++;
+      const org = structureResource({ org: f[0], rppsFields: field(f[1]), rppsAt: field(f[2]), rppsLegacy: field(f[3]), finess: field(f[4]), mailboxes: field(f[5]) }, req.lastUpdated);
+      if (org) {
+        out.push(JSON.stringify(org));
+        result.structures++;
+      }
       continue;
     }
     if (f[0] !== person) {
       flush();
       person = f[0];
+      mailboxes = JSON.parse(field(f[5]) ?? '[]');
     }
-    lines.push({ kind: f[1] as FileKind, role: f[2] === '\\N' ? null : fromCopy(f[2]), at: fromCopy(f[3]), fields: fromCopy(f[4]) });
+    lines.push({ kind: f[1] as FileKind, role: field(f[2]), at: fromCopy(f[3]), fields: fromCopy(f[4]) });
   }
   flush();
   return { ndjson: Buffer.from(out.length ? `${out.join('\n')}\n` : ''), ...result };

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { coding as tableCoding } from '../vocabulary/codes.ts';
 import { dataTrace, EXT, PROFILES, type ProfiledType } from '../vocabulary/extensions.ts';
+import { establishmentId, isFiness } from '../vocabulary/formats/finess.ts';
 import { COMMUNE_SYSTEM, nosUrl, SOURCE, SYSTEM, URL } from '../vocabulary/systems.ts';
 import type { ActivityRecord, DiplomaRecord, OpenDataRecord, SavoirFaireRecord } from './read.ts';
 
@@ -82,12 +83,16 @@ export function practitionerId(record: OpenDataRecord): string {
   return idnps;
 }
 
-/** The Organization id: the structure's technical id itself; undefined for a line without structure. */
+/**
+ * The Organization id; undefined for a line without structure. A structure with a FINESS site number
+ * is `F` + that number, the id the FINESS feed gives the establishment (src/vocabulary/formats/finess.ts):
+ * one structure, one Organization, whichever source comes first. Any other, its technical id.
+ */
 export function organizationId(activity: ActivityRecord): string | undefined {
   const id = activity.fields.structureId;
   if (id === '') return undefined;
   if (!ID.test(id)) throw new MapError(`Identifiant technique de la structure "${id}" is not 1–64 letters, digits, "-" or "."`);
-  return id;
+  return isFiness(activity.fields.finessSite) ? establishmentId(activity.fields.finessSite.trim()) : id;
 }
 
 /**

@@ -10,9 +10,10 @@ import { BoundedWriter } from '../load/writer.ts';
 import type { Registry, ResourceType } from '../registry/index.ts';
 import { loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { TokenSystems } from '../store/token-systems.ts';
-import { personResources, structureResource, type StagedLine } from './map-chunk.ts';
+import { withMailboxes } from './mailbox.ts';
+import { personResources, roleMailboxes, structureResource, type PersonMailbox, type StagedLine, type StructureRow } from './map-chunk.ts';
 import { mappedChunks, type ImportPool } from './pool.ts';
-import { markPersons, markPersonsGone, markStructures, markStructuresGone, replaceState, type DiffType } from './snapshot.ts';
+import { markFiness, markPersons, markPersonsGone, markStructures, markStructuresGone, replaceState, type DiffType } from './snapshot.ts';
 
 /**
  * Writes what a snapshot changed (src/opendata/snapshot.ts) as resources, each with
@@ -70,29 +71,45 @@ const emptyTypeCounts = (): ImportCounts => ({
 
 // ---- reading the staged lines back ------------------------------------------------------------------
 
-/** One changed person: its lines in input order, its digest, its role ids now and its previous ones absent now. */
+/** One changed person: its lines in input order, its digest, its role ids now and its previous ones absent now, its mailboxes. */
 interface PersonLines {
   person: string;
   digest: string;
   roles: string[];
   dropped: string[];
   lines: StagedLine[];
+  mailboxes: PersonMailbox[];
 }
 
 const ROWS = 1000;
 
-/** The changed persons with their lines, sorted by person (one cursor). */
+/**
+ * The PER mailboxes (JSON PersonMailbox[], by address) of the persons of `persons` (a table with a
+ * `person` column): one per address, with every Organization its lines' structure identifiers name.
+ */
+const personMailboxes = (db: Db, persons: string) => db`
+  select person, json_agg(json_build_object('telecom', telecom::json, 'orgs', orgs) order by address)::text as mailboxes
+  from (
+    select m.person, m.address, (array_agg(m.content order by m.digest))[1] as telecom,
+           coalesce(array_agg(distinct k.org) filter (where k.org is not null), '{}') as orgs
+    from import_mailbox m left join import_org_key k on k.value = m.structure
+    where m.kind = 'PER' and m.person in (select person from ${db(persons)})
+    group by m.person, m.address) x
+  group by person`;
+
+/** The changed persons with their lines and mailboxes, sorted by person (one cursor). */
 async function* changedPersons(session: Db): AsyncGenerator<PersonLines> {
   let current: PersonLines | undefined;
-  const rows = session<(StagedLine & { person: string; digest: string; roles: string[]; dropped: string[] })[]>`
-    select c.person, c.digest, c.roles, c.dropped, l.kind, l.at, l.role, l.fields
-    from import_person_change c join import_line l on l.person = c.person
+  const rows = session<(StagedLine & { person: string; digest: string; roles: string[]; dropped: string[]; mailboxes: string | null })[]>`
+    with pm as (${personMailboxes(session, 'import_person_change')})
+    select c.person, c.digest, c.roles, c.dropped, l.kind, l.at, l.role, l.fields, pm.mailboxes
+    from import_person_change c join import_line l on l.person = c.person left join pm on pm.person = c.person
     order by c.person, l.seq`.cursor(ROWS);
   for await (const batch of rows) {
     for (const r of batch) {
       if (current?.person !== r.person) {
         if (current) yield current;
-        current = { person: r.person, digest: r.digest, roles: r.roles, dropped: r.dropped, lines: [] };
+        current = { person: r.person, digest: r.digest, roles: r.roles, dropped: r.dropped, lines: [], mailboxes: r.mailboxes ? JSON.parse(r.mailboxes) : [] };
       }
       current.lines.push({ kind: r.kind, at: r.at, role: r.role, fields: r.fields });
     }
@@ -100,24 +117,65 @@ async function* changedPersons(session: Db): AsyncGenerator<PersonLines> {
   if (current) yield current;
 }
 
-interface StructureLine {
-  structure: string;
-  digest: string;
-  at: string;
-  fields: string;
+/**
+ * What each structure to build is made of (StructureRow, and what its state rows need): for an
+ * RPPS structure changed now, of its lines the one of smallest structure-part digest (so that the
+ * Organization depends on the set of its lines, not their order), else the line the state keeps;
+ * the FINESS entity changed now, else the state's; its ORG mailboxes. A part whose source dropped
+ * it this run is absent.
+ */
+const STRUCTURE_COLUMNS = (db: Db) => db`
+  with chosen as (
+    select distinct on (l.structure) l.structure, l.fields, l.at
+    from import_line l join import_structure_change c on c.structure = l.structure
+    order by l.structure, l.structure_digest, l.seq),
+  mb as (
+    select org, json_agg(content::json order by address)::text as mailboxes from (
+      select distinct on (k.org, m.address) k.org, m.address, m.content
+      from import_org_affected a join import_org_key k on k.org = a.org
+      join import_mailbox m on m.kind = 'ORG' and m.structure = k.value
+      order by k.org, m.address, m.digest) x
+    group by org)
+  select a.org,
+         coalesce(ch.fields, case when rg.structure is null and s.active then s.fields end) as rpps_fields,
+         coalesce(ch.at, case when rg.structure is null and s.active then s.structure end) as rpps_at,
+         (r.content #- '{meta,versionId}' #- '{meta,lastUpdated}')::text as rpps_legacy,
+         coalesce(fc.content, case when fg.org is null and f.active then f.content end) as finess,
+         mb.mailboxes,
+         rc.digest as rpps_digest, rg.structure is not null as rpps_gone,
+         fc.kind as finess_kind, fc.digest as finess_digest, fg.org is not null as finess_gone,
+         coalesce(ch.at, fc.at) as at
+  from import_org_affected a
+  left join import_structure_change rc on rc.structure = a.org
+  left join chosen ch on ch.structure = a.org
+  left join import_structure_gone rg on rg.structure = a.org
+  left join import_structure s on s.structure = a.org
+  left join resource r on r.type = 'Organization' and r.id = a.org
+        and rc.structure is null and rg.structure is null and s.active and s.fields is null
+  left join import_finess_change fc on fc.org = a.org
+  left join import_finess_gone fg on fg.org = a.org
+  left join import_finess f on f.org = a.org
+  left join mb on mb.org = a.org
+  order by a.org`;
+
+interface StructureBuild {
+  org: string;
+  rpps_fields: string | null;
+  rpps_at: string | null;
+  rpps_legacy: string | null;
+  finess: string | null;
+  mailboxes: string | null;
+  rpps_digest: string | null;
+  rpps_gone: boolean;
+  finess_kind: string | null;
+  finess_digest: string | null;
+  finess_gone: boolean;
+  at: string | null;
 }
 
-/**
- * The changed structures, each with the activity line its Organization is built from: of its
- * distinct structure parts the one of smallest digest, so that the Organization, like the
- * structure's digest, depends on the set of its lines and not on their order.
- */
-function changedStructures(session: Db): AsyncIterable<StructureLine[]> {
-  return session<StructureLine[]>`
-    select distinct on (l.structure) l.structure, c.digest, l.at, l.fields
-    from import_line l join import_structure_change c on c.structure = l.structure
-    order by l.structure, l.structure_digest, l.seq`.cursor(ROWS);
-}
+const rowOf = (b: StructureBuild): StructureRow => ({
+  org: b.org, rppsFields: b.rpps_fields, rppsAt: b.rpps_at, rppsLegacy: b.rpps_legacy, finess: b.finess, mailboxes: b.mailboxes,
+});
 
 // ---- incremental -------------------------------------------------------------------------------------
 
@@ -191,7 +249,7 @@ class Incremental {
       );
     };
     for await (const p of changedPersons(session)) {
-      const r = personResources(p.lines, this.opts.lastUpdated);
+      const r = personResources(p.lines, this.opts.lastUpdated, p.mailboxes);
       const entries = this.prepared(p.lines[0].at, [r.practitioner, ...r.roles]);
       if (!entries) continue;
       batch.push({ p, practitioner: entries[0], roles: entries.slice(1) });
@@ -202,25 +260,78 @@ class Incremental {
     await this.writers.drain();
   }
 
+  /**
+   * Builds every affected structure again from its parts (src/opendata/merge.ts), with the state
+   * rows of the sources that changed it; one that no source describes any more is deactivated.
+   */
   async structures(session: Db): Promise<void> {
-    for await (const lines of changedStructures(session)) {
-      const ok: { structure: string; digest: string; entry: WriteEntry }[] = [];
-      for (const line of lines) {
-        const entries = this.prepared(line.at, [structureResource(line, this.opts.lastUpdated)]);
-        if (entries) ok.push({ structure: line.structure, digest: line.digest, entry: entries[0] });
+    for await (const rows of session<StructureBuild[]>`${STRUCTURE_COLUMNS(session)}`.cursor(ROWS)) {
+      const puts: { b: StructureBuild; entry: WriteEntry }[] = [];
+      const gone: string[] = [];
+      for (const b of rows) {
+        const org = structureResource(rowOf(b), this.opts.lastUpdated);
+        if (org === undefined) {
+          gone.push(b.org);
+          continue;
+        }
+        const entries = this.prepared(b.at ?? `Organization/${b.org}`, [org]);
+        if (entries) puts.push({ b, entry: entries[0] });
       }
+      const ok = puts.map((x) => x.b).concat(rows.filter((b) => gone.includes(b.org)));
       await this.writers.submit(() =>
         loaderTx(this.sql, async (tx) => {
-          await this.write(tx, 'structures', ok.map((x) => x.entry), false);
-          await markStructures(tx, ok);
-          this.progress(lines.length);
+          await this.write(tx, 'structures', puts.map((x) => x.entry), false);
+          await this.write(tx, 'structures', await this.deactivations(tx, 'structures', gone), true);
+          await markStructures(tx, ok.filter((b) => b.rpps_digest !== null).map((b) => ({ structure: b.org, digest: b.rpps_digest!, fields: b.rpps_fields })));
+          await markStructuresGone(tx, ok.filter((b) => b.rpps_gone).map((b) => b.org));
+          await markFiness(tx, ok.filter((b) => b.finess_digest !== null || b.finess_gone).map((b) => ({ org: b.org, kind: b.finess_kind, digest: b.finess_digest, content: b.finess_gone ? null : b.finess })));
+          this.progress(rows.length);
         }),
       );
     }
     await this.writers.drain();
   }
 
-  /** Deactivates the gone persons (Practitioner and roles) and structures, a batch per transaction. */
+  /**
+   * The persons whose mailboxes changed (import_pending) and that the RPPS lines did not rewrite
+   * this run: their stored Practitioner and PractitionerRoles with their mailboxes as the state has them.
+   */
+  async mailboxes(session: Db): Promise<void> {
+    await session`
+      create unlogged table import_mailbox_persons as
+      select p.key as person from import_pending p
+      where p.kind = 'person'
+        and not exists (select 1 from import_person_change c where c.person = p.key)
+        and not exists (select 1 from import_person_gone g where g.person = p.key)`;
+    const rows = session<{ person: string; mailboxes: string | null; roles: string[] | null }[]>`
+      with pm as (${personMailboxes(session, 'import_mailbox_persons')})
+      select x.person, pm.mailboxes, s.roles from import_mailbox_persons x
+      left join pm on pm.person = x.person left join import_person s on s.person = x.person and s.active
+      order by x.person`.cursor(ROWS);
+    for await (const batch of rows) {
+      await this.writers.submit(() =>
+        loaderTx(this.sql, async (tx) => {
+          const mailboxes = new Map(batch.map((b) => [b.person, (b.mailboxes ? JSON.parse(b.mailboxes) : []) as PersonMailbox[]]));
+          const roleOwner = new Map(batch.flatMap((b) => (b.roles ?? []).map((r) => [r, b.person] as const)));
+          const stored = await tx<{ type: string; id: string; content: Json }[]>`
+            select type, id, content from resource
+            where (type = 'Practitioner' and id = any(${[...mailboxes.keys()]}::text[]))
+               or (type = 'PractitionerRole' and id = any(${[...roleOwner.keys()]}::text[]))`;
+          const entries = stored.filter((r) => r.content.active !== false).map((r) => {
+            const owned = mailboxes.get(r.type === 'Practitioner' ? r.id : roleOwner.get(r.id)!) ?? [];
+            const content = r.type === 'Practitioner' ? withMailboxes(r.content, owned.map((m) => m.telecom)) : roleMailboxes(r.content, owned);
+            return preparePut(this.opts.registry, { ...content, meta: { ...(content.meta as Json), lastUpdated: this.opts.lastUpdated } });
+          });
+          await this.write(tx, 'persons', entries.filter((e) => e.type === 'Practitioner'), false);
+          await this.write(tx, 'roles', entries.filter((e) => e.type === 'PractitionerRole'), false);
+          this.progress(batch.length);
+        }),
+      );
+    }
+    await this.writers.drain();
+  }
+
+  /** Deactivates the gone persons (Practitioner and roles), a batch per transaction. */
   async gone(session: Db): Promise<void> {
     const persons = session<{ person: string; roles: string[] }[]>`select person, roles from import_person_gone order by person`.cursor(ROWS);
     for await (const rows of persons) {
@@ -233,16 +344,6 @@ class Incremental {
         }),
       );
     }
-    const structures = session<{ structure: string }[]>`select structure from import_structure_gone order by structure`.cursor(ROWS);
-    for await (const rows of structures) {
-      await this.writers.submit(() =>
-        loaderTx(this.sql, async (tx) => {
-          await this.write(tx, 'structures', await this.deactivations(tx, 'structures', rows.map((r) => r.structure)), true);
-          await markStructuresGone(tx, rows.map((r) => r.structure));
-          this.progress(rows.length);
-        }),
-      );
-    }
     await this.writers.drain();
   }
 }
@@ -250,24 +351,25 @@ class Incremental {
 /** Writes the changes of the snapshot into a database that holds resources. */
 export async function publishIncremental(sql: Sql, session: Db, opts: PublishOptions): Promise<Published> {
   const w = new Incremental(sql, opts);
-  await w.persons(session);
   await w.structures(session);
+  await w.persons(session);
   await w.gone(session);
+  await w.mailboxes(session);
   return { counts: w.counts, written: w.written, rejected: w.rejected };
 }
 
 // ---- first import -------------------------------------------------------------------------------------
 
-/** Every line of the changed persons as COPY text (src/opendata/map-chunk.ts): a first import maps them all. */
+/** Every line of the changed persons, with their mailboxes, as COPY text (src/opendata/map-chunk.ts): a first import maps them all. */
 const personRows = (session: Db) => session`
-  copy (select l.person, l.kind, l.role, l.at, l.fields
-        from import_person_change c join import_line l on l.person = c.person order by c.person, l.seq) to stdout`;
+  copy (with pm as (${personMailboxes(session, 'import_person_change')})
+        select l.person, l.kind, l.role, l.at, l.fields, pm.mailboxes
+        from import_person_change c join import_line l on l.person = c.person left join pm on pm.person = c.person
+        order by c.person, l.seq) to stdout`;
 
-/** The changed structures as COPY text, each with its line as changedStructures chooses it. */
+/** The structures to build as COPY text, the columns of StructureRow. */
 const structureRows = (session: Db) => session`
-  copy (select distinct on (l.structure) l.structure, l.at, l.fields
-        from import_line l join import_structure_change c on c.structure = l.structure
-        order by l.structure, l.structure_digest, l.seq) to stdout`;
+  copy (select org, rpps_fields, rpps_at, rpps_legacy, finess, mailboxes from (${STRUCTURE_COLUMNS(session)}) s) to stdout`;
 
 /**
  * The bytes of a COPY … TO STDOUT. Read to their end even when the consumer stops early (a full

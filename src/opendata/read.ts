@@ -3,8 +3,9 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KINDS, recognise, whyUnrecognised, type FieldsOf, type FileKind, type Recognised } from '../vocabulary/formats/rpps.ts';
 import { isUtf8 } from 'node:buffer';
+import { sniffFiness } from './finess-read.ts';
 import { decodeLine } from './lines.ts';
-import { isZip, openZip, verifyZip, type ZipArchive } from './zip.ts';
+import { isZip, OpenDataError, openZip, verifyZip, type ZipArchive } from './zip.ts';
 
 export { OpenDataError } from './zip.ts';
 
@@ -20,6 +21,7 @@ export type OpenDataRecord = { [K in FileKind]: { kind: K; where: string; fields
 export type ActivityRecord = Extract<OpenDataRecord, { kind: 'activity' }>;
 export type SavoirFaireRecord = Extract<OpenDataRecord, { kind: 'savoirFaire' }>;
 export type DiplomaRecord = Extract<OpenDataRecord, { kind: 'diploma' }>;
+export type MailboxRecord = Extract<OpenDataRecord, { kind: 'mailbox' }>;
 
 export interface ReadEvents {
   /** A line that is not imported: where it is and why (`file:line: reason` once formatted). */
@@ -78,6 +80,23 @@ export async function inputBytes(paths: readonly string[]): Promise<number> {
   let bytes = 0;
   for (const file of await filesOf(paths)) bytes += (await stat(file)).size;
   return bytes;
+}
+
+/**
+ * The input files sorted by source, by content: the FINESS feeds (JSON, gzipped or not) apart, the
+ * line-based extracts (and anything else, reported when read) together. A download that is clearly
+ * no extract — a web page, JSON or gzip of another shape — is refused (OpenDataError) before
+ * anything is read.
+ */
+export async function classifyInputs(paths: readonly string[]): Promise<{ finess: string[]; lines: string[] }> {
+  const out = { finess: [] as string[], lines: [] as string[] };
+  for (const file of await filesOf(paths)) {
+    const kind = await sniffFiness(file);
+    if (kind === 'finess') out.finess.push(file);
+    else if (kind === undefined) out.lines.push(file);
+    else throw new OpenDataError(`${file}: ${kind.notFeed}: nothing was imported`);
+  }
+  return out;
 }
 
 /** The files named, and those found under folders (sorted). */
@@ -188,8 +207,9 @@ async function* fileChunks(name: string, chunks: AsyncIterable<Buffer>, events: 
       buf = buf.subarray(end + 1);
       if (text.trim() === '') continue;
       const parts = splitFields(text);
-      header = recognise(parts);
-      if (header === undefined) return events.skip(name, `${NOT_AN_EXTRACT} (${whyUnrecognised(parts)})`);
+      const known = recognise(parts);
+      if (known === undefined) return events.skip(name, `${NOT_AN_EXTRACT} (${whyUnrecognised(parts)})`);
+      header = { ...known, bar: text.trimEnd().endsWith('|') };
     }
     pending = [buf];
     pendingBytes = buf.length;
@@ -235,6 +255,8 @@ export function* chunkRecords(c: LineChunk): Generator<ChunkItem> {
     const text = utf8 ? raw.toString('utf8') : decodeLine(raw);
     if (text.trim() === '') continue;
     const parts = splitFields(text);
+    // A file whose lines do not end with `|` (the MSSanté one): a final `|` is an empty last field.
+    if (c.header.bar === false && parts.length === c.header.width - 1 && text.endsWith('|')) parts.push('');
     const where = `${c.name}:${n}`;
     const fields: Record<string, string> = {};
     for (const [key, i] of columns) fields[key] = i === undefined ? '' : (parts[i] ?? '').trim();

@@ -53,12 +53,23 @@ export const TYPE_NAMES: Record<DiffType, { resource: string; label: string }> =
   roles: { resource: 'PractitionerRole', label: 'activities' },
 };
 
+/** What an import may deactivate or remove: the RPPS's three types, and the other sources' own. */
+export type Kept = DiffType | 'finess' | 'mailboxes';
+
 /** The types a kind of file feeds: those a line of it that names no person may be the last line of. */
-export const FEEDS: Record<FileKind, readonly DiffType[]> = {
+export const FEEDS: Record<FileKind, readonly Kept[]> = {
   activity: ['persons', 'structures', 'roles'],
   savoirFaire: ['persons'],
   diploma: ['persons'],
+  mailbox: ['mailboxes'],
 };
+
+/**
+ * The version of the mapping of lines to resources, folded into the state digests: when it changes
+ * (an Organization id rule, a new element), the next import rebuilds every person and structure,
+ * and the write path stores a new version only of the resources whose content really changed.
+ */
+export const MAPPING_VERSION = '2';
 
 /** The import would deactivate more than MAX_GONE_SHARE of a type: nothing was written. */
 export class SnapshotRefused extends Error {
@@ -69,18 +80,18 @@ export class SnapshotRefused extends Error {
  * Digests of the staged snapshot, and its differences with the state, in staging tables; nothing of
  * the types in `kept` is deactivated.
  */
-export async function diffSnapshot(db: Db, kept: ReadonlySet<DiffType> = new Set()): Promise<SnapshotDiff> {
+export async function diffSnapshot(db: Db, kept: ReadonlySet<Kept> = new Set()): Promise<SnapshotDiff> {
   const keepPersons = kept.has('persons');
   const keepRoles = kept.has('roles');
   const keepStructures = kept.has('structures');
   await db`
     create unlogged table import_person_now as
-    select person, md5(string_agg(distinct digest, ',' order by digest)) as digest,
+    select person, md5(${MAPPING_VERSION} || ':' || string_agg(distinct digest, ',' order by digest)) as digest,
            coalesce(array_agg(distinct role order by role) filter (where role is not null), '{}') as roles
     from import_line group by person`;
   await db`
     create unlogged table import_structure_now as
-    select structure, md5(string_agg(distinct structure_digest, ',' order by structure_digest)) as digest
+    select structure, md5(${MAPPING_VERSION} || ':' || string_agg(distinct structure_digest, ',' order by structure_digest)) as digest
     from import_line where structure is not null group by structure`;
   // `absent`: roles of the state absent now (an inactive person's were deactivated when it went);
   // dropped, or kept in the state's roles when roles are kept.
@@ -145,11 +156,11 @@ export async function diffSnapshot(db: Db, kept: ReadonlySet<DiffType> = new Set
  * Refuses a snapshot that would deactivate more than MAX_GONE_SHARE of a type's active imported
  * resources (a truncated download must never empty the directory), unless forced.
  */
-export function checkGone(diff: SnapshotDiff, force: boolean): void {
+export function checkGone(types: readonly { label: string; diff: TypeDiff }[], force: boolean): void {
   if (force) return;
-  const over = (Object.keys(TYPE_NAMES) as DiffType[]).filter((t) => diff[t].gone > MAX_GONE_SHARE * diff[t].active);
+  const over = types.filter((t) => t.diff.gone > MAX_GONE_SHARE * t.diff.active);
   if (over.length === 0) return;
-  const what = over.map((t) => `${diff[t].gone} of ${diff[t].active} ${TYPE_NAMES[t].label} (${((100 * diff[t].gone) / diff[t].active).toFixed(1)} %)`);
+  const what = over.map((t) => `${t.diff.gone} of ${t.diff.active} ${t.label} (${((100 * t.diff.gone) / t.diff.active).toFixed(1)} %)`);
   throw new SnapshotRefused(
     `this snapshot would deactivate ${what.join(', ')}, more than ${MAX_GONE_SHARE * 100} % of the active ones: ` +
       'nothing was written. Check that the extract is complete (a truncated download?); to import it anyway, run again with --force',
@@ -173,12 +184,28 @@ export async function markPersons(db: Db, persons: readonly { person: string; di
     on conflict (person) do update set digest = excluded.digest, roles = excluded.roles, active = true`;
 }
 
-export async function markStructures(db: Db, structures: readonly { structure: string; digest: string }[]): Promise<void> {
+/** The RPPS state of structures written: their digest and the line their Organization was built from. */
+export async function markStructures(db: Db, structures: readonly { structure: string; digest: string; fields: string | null }[]): Promise<void> {
   if (structures.length === 0) return;
   await db`
-    insert into import_structure (structure, digest, active)
-    select x.structure, x.digest, true from unnest(${structures.map((s) => s.structure)}::text[], ${structures.map((s) => s.digest)}::text[]) as x(structure, digest)
-    on conflict (structure) do update set digest = excluded.digest, active = true`;
+    insert into import_structure (structure, digest, fields, active)
+    select x.structure, x.digest, x.fields, true
+    from unnest(${structures.map((s) => s.structure)}::text[], ${structures.map((s) => s.digest)}::text[], ${structures.map((s) => s.fields)}::text[]) as x(structure, digest, fields)
+    on conflict (structure) do update set digest = excluded.digest, fields = excluded.fields, active = true`;
+}
+
+/** The FINESS state of entities written: changed ones with their content, gone ones (content null) inactive. */
+export async function markFiness(db: Db, entities: readonly { org: string; kind: string | null; digest: string | null; content: string | null }[]): Promise<void> {
+  const changed = entities.filter((e) => e.content !== null && e.digest !== null);
+  const gone = entities.filter((e) => e.content === null).map((e) => e.org);
+  if (changed.length) {
+    await db`
+      insert into import_finess (org, kind, digest, content, active)
+      select x.org, x.kind, x.digest, x.content, true
+      from unnest(${changed.map((e) => e.org)}::text[], ${changed.map((e) => e.kind)}::text[], ${changed.map((e) => e.digest)}::text[], ${changed.map((e) => e.content)}::text[]) as x(org, kind, digest, content)
+      on conflict (org) do update set kind = excluded.kind, digest = excluded.digest, content = excluded.content, active = true`;
+  }
+  if (gone.length) await db`update import_finess set active = false where org = any(${gone}::text[])`;
 }
 
 /** Persons deactivated: their roles are kept, so that a person who comes back has its old ones dropped. */
@@ -198,10 +225,152 @@ export async function markStructuresGone(db: Db, structures: readonly string[]):
 export async function replaceState(db: Db, rejected: { persons: string[]; structures: string[] }): Promise<void> {
   await db`delete from import_person`;
   await db`delete from import_structure`;
+  await db`delete from import_finess`;
   await db`
     insert into import_person (person, digest, roles, active)
     select person, digest, roles, true from import_person_change where person <> all(${rejected.persons}::text[])`;
   await db`
-    insert into import_structure (structure, digest, active)
-    select structure, digest, true from import_structure_change where structure <> all(${rejected.structures}::text[])`;
+    insert into import_structure (structure, digest, fields, active)
+    select distinct on (c.structure) c.structure, c.digest, l.fields, true
+    from import_structure_change c join import_line l on l.structure = c.structure
+    where c.structure <> all(${rejected.structures}::text[])
+    order by c.structure, l.structure_digest, l.seq`;
+  await db`
+    insert into import_finess (org, kind, digest, content, active)
+    select org, kind, digest, content, true from import_finess_change where org <> all(${rejected.structures}::text[])`;
+}
+
+// ---- the FINESS and MSSanté sources ---------------------------------------------------------------
+
+/**
+ * The FINESS snapshot (import_finess_now, staged by src/opendata/stage-finess.ts) against its
+ * state (import_finess): changed (new, different digest, or back) and gone (active, absent now).
+ * Without the feed in this run both are empty: a source imported alone never deactivates another's.
+ */
+export async function diffFiness(db: Db, inRun: boolean, keep: boolean): Promise<{ establishments: TypeDiff; legal: TypeDiff }> {
+  await db`
+    create unlogged table import_finess_change as
+    select n.org, n.kind, n.digest, n.content, n.at
+    from (select distinct on (org) org, kind, digest, content, at from import_finess_now order by org, seq) n
+    left join import_finess s on s.org = n.org
+    where ${inRun}::boolean and (s.org is null or s.digest <> n.digest or not s.active)`;
+  await db`
+    create unlogged table import_finess_gone as
+    select s.org, s.kind from import_finess s
+    where ${inRun}::boolean and not ${keep}::boolean and s.active
+      and not exists (select 1 from import_finess_now n where n.org = s.org)`;
+  const rows = await db<{ kind: string; snapshot: string; active: string; changed: string; gone: string }[]>`
+    select k.kind,
+      (select count(distinct org) from import_finess_now n where n.kind = k.kind) as snapshot,
+      (select count(*) from import_finess s where s.kind = k.kind and s.active) as active,
+      (select count(*) from import_finess_change c where c.kind = k.kind) as changed,
+      (select count(*) from import_finess_gone g where g.kind = k.kind) as gone
+    from (values ('establishment'), ('legal')) as k(kind)`;
+  const of = (kind: string): TypeDiff => {
+    const r = rows.find((x) => x.kind === kind)!;
+    return { snapshot: Number(r.snapshot), active: Number(r.active), changed: Number(r.changed), gone: Number(r.gone) };
+  };
+  return { establishments: of('establishment'), legal: of('legal') };
+}
+
+/**
+ * The MSSanté snapshot: its lines, moved out of import_line into import_mailbox_now (one row per
+ * distinct mailbox: exact duplicates are one), against the state (import_mailbox): added and gone.
+ * Without the extract in this run both are empty.
+ */
+export async function diffMailboxes(db: Db, inRun: boolean, keep: boolean): Promise<TypeDiff> {
+  await db`
+    create unlogged table import_mailbox_now as
+    select distinct on (digest) digest, role as kind, nullif(person, '') as person, structure,
+           fields::jsonb->>'value' as address, fields as content, at
+    from import_line where kind = 'mailbox' order by digest, seq`;
+  await db`delete from import_line where kind = 'mailbox'`;
+  await db`
+    create unlogged table import_mailbox_added as
+    select n.* from import_mailbox_now n
+    where ${inRun}::boolean and not exists (select 1 from import_mailbox s where s.digest = n.digest)`;
+  await db`
+    create unlogged table import_mailbox_gone as
+    select s.digest, s.kind, s.person, s.structure from import_mailbox s
+    where ${inRun}::boolean and not ${keep}::boolean
+      and not exists (select 1 from import_mailbox_now n where n.digest = s.digest)`;
+  const [c] = await db<Record<string, string>[]>`
+    select (select count(*) from import_mailbox_now) as snapshot, (select count(*) from import_mailbox) as active,
+           (select count(*) from import_mailbox_added) as changed, (select count(*) from import_mailbox_gone) as gone`;
+  return { snapshot: Number(c.snapshot), active: Number(c.active), changed: Number(c.changed), gone: Number(c.gone) };
+}
+
+/**
+ * The mailbox state made the snapshot's, in one transaction with the owners it changes marked
+ * pending (import_pending): the resources are then built from the state, and an import killed
+ * before it rewrote them all rewrites the pending ones when run again.
+ */
+export async function applyMailboxes(db: Db): Promise<void> {
+  await db`
+    insert into import_pending (kind, key)
+    select distinct case when kind = 'PER' then 'person' else 'structure' end, case when kind = 'PER' then person else structure end
+    from (select kind, person, structure from import_mailbox_added union all select kind, person, structure from import_mailbox_gone) x
+    where case when kind = 'PER' then person else structure end is not null
+    on conflict do nothing`;
+  await db`delete from import_mailbox s using import_mailbox_gone g where s.digest = g.digest`;
+  await db`
+    insert into import_mailbox (digest, kind, person, structure, address, content)
+    select digest, kind, person, structure, address, content from import_mailbox_added`;
+}
+
+/**
+ * import_org_key: the identifier values that name each Organization of the directory as this run
+ * leaves it — the RPPS structures (this run's lines, else the state's) and the FINESS entities
+ * (this run's feed, else the state's) — by which mailboxes find their structure. SIREN is left
+ * out: it names a company, shared by its establishments.
+ */
+export async function buildOrgKeys(db: Db, rppsInRun: boolean, finessInRun: boolean): Promise<void> {
+  await db`
+    create unlogged table import_org_key as
+    select distinct value, org from (
+      select l.structure as org, v.value from import_line l
+      cross join lateral (select l.fields::jsonb as f) j
+      cross join lateral (values (j.f->>'structureId'), (j.f->>'ancienIdentifiantStructure'), (j.f->>'finessSite'), (j.f->>'siret')) as v(value)
+      where ${rppsInRun}::boolean and l.kind = 'activity' and l.structure is not null
+      union all
+      select s.structure, v.value from import_structure s
+      cross join lateral (select s.fields::jsonb as f) j
+      cross join lateral (values (j.f->>'structureId'), (j.f->>'ancienIdentifiantStructure'), (j.f->>'finessSite'), (j.f->>'siret')) as v(value)
+      where not ${rppsInRun}::boolean and s.active and s.fields is not null
+      union all
+      select n.org, i->>'value' from import_finess_now n cross join jsonb_array_elements(n.content::jsonb->'identifier') i
+      where ${finessInRun}::boolean and coalesce(i->'type'->'coding'->0->>'code', '') <> 'SIREN'
+      union all
+      select f.org, i->>'value' from import_finess f cross join jsonb_array_elements(f.content::jsonb->'identifier') i
+      where not ${finessInRun}::boolean and f.active and coalesce(i->'type'->'coding'->0->>'code', '') <> 'SIREN'
+    ) k where value is not null and value <> ''`;
+  await db`create index on import_org_key (value)`;
+  await db`create index on import_org_key (org)`;
+}
+
+/**
+ * import_org_affected: the Organizations to build again — RPPS structures changed or gone, FINESS
+ * entities changed or gone, and those named by a pending ORG mailbox.
+ */
+export async function affectedOrganizations(db: Db): Promise<number> {
+  await db`
+    create unlogged table import_org_affected as
+    select structure as org from import_structure_change
+    union select structure from import_structure_gone
+    union select org from import_finess_change
+    union select org from import_finess_gone
+    union select k.org from import_pending p join import_org_key k on k.value = p.key where p.kind = 'structure'`;
+  const [{ n }] = await db<{ n: number }[]>`select count(*)::int as n from import_org_affected`;
+  return n;
+}
+
+/** Mailboxes whose person or structure the directory does not know: counted, on no resource. */
+export async function unmatchedMailboxes(db: Db): Promise<{ persons: number; structures: number }> {
+  const [c] = await db<{ persons: number; structures: number }[]>`
+    select
+      (select count(*)::int from import_mailbox m where m.kind = 'PER'
+         and not exists (select 1 from import_person p where p.person = m.person and p.active)) as persons,
+      (select count(*)::int from import_mailbox m where m.kind = 'ORG'
+         and not exists (select 1 from import_org_key k where k.value = m.structure)) as structures`;
+  return c;
 }

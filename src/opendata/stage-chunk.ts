@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { copyText } from '../fhir/types/copy.ts';
 import type { FileKind } from '../vocabulary/formats/rpps.ts';
+import { mailboxOf } from './mailbox.ts';
 import { assertMappable, MapError, organizationId, practitionerId, roleId, structurePart } from './map.ts';
 import { chunkRecords, type LineChunk, type OpenDataRecord } from './read.ts';
 
@@ -38,8 +39,22 @@ export interface StageResult {
 const md5 = (text: string) => hash('md5', text);
 const NULL = '\\N';
 
+/**
+ * The staging row of a mailbox line: person (the IDNPS, '' for ORG), structure (the identifier
+ * value), role (the mailbox type), digest (of what the mailbox is: owner and telecom, so lines
+ * differing in nothing else are one mailbox) and, as its fields, the telecom.
+ */
+function mailboxRow(seq: number, record: Extract<OpenDataRecord, { kind: 'mailbox' }>): string {
+  const m = mailboxOf(record);
+  const telecom = JSON.stringify(m.telecom);
+  const digest = md5(JSON.stringify([m.kind, m.person, m.structure, telecom]));
+  const structure = m.structure === null ? NULL : copyText(m.structure);
+  return `${seq}\tmailbox\t${copyText(m.person ?? '')}\t${structure}\t${m.kind}\t${digest}\t${NULL}\t${copyText(record.where)}\t${copyText(telecom)}\n`;
+}
+
 /** The staging row of a line (the columns of import_line: src/opendata/stage.ts), or the MapError that keeps it out. */
 function stagingRow(seq: number, record: OpenDataRecord): string {
+  if (record.kind === 'mailbox') return mailboxRow(seq, record);
   assertMappable(record);
   const person = practitionerId(record);
   const json = JSON.stringify(record.fields);
@@ -63,6 +78,8 @@ function stagingRow(seq: number, record: OpenDataRecord): string {
  * virtually never passes).
  */
 function personNamed(record: OpenDataRecord): string | undefined {
+  // A mailbox line holds no RPPS person: a rejected one keeps the mailboxes (FEEDS.mailbox).
+  if (record.kind === 'mailbox') return undefined;
   try {
     return practitionerId(record);
   } catch (err) {

@@ -16,14 +16,18 @@ import { readChunks, type ReadEvents } from './read.ts';
  */
 
 /** The staging tables, in the order they are dropped. */
-export const STAGING_TABLES = ['import_line', 'import_held', 'import_person_now', 'import_structure_now', 'import_person_change', 'import_person_gone', 'import_structure_change', 'import_structure_gone'] as const;
+export const STAGING_TABLES = [
+  'import_line', 'import_held', 'import_person_now', 'import_structure_now', 'import_person_change', 'import_person_gone',
+  'import_structure_change', 'import_structure_gone', 'import_finess_now', 'import_finess_change', 'import_finess_gone',
+  'import_mailbox_now', 'import_mailbox_added', 'import_mailbox_gone', 'import_org_key', 'import_org_affected', 'import_mailbox_persons',
+] as const;
 
 export async function dropStaging(db: Db): Promise<void> {
   for (const table of STAGING_TABLES) await db`drop table if exists ${db(table)}`;
 }
 
 /**
- * Creates import_line (after dropping what a killed run left). `seq` is the input order; `digest`
+ * Creates import_line and import_finess_now (after dropping what a killed run left). `seq` is the input order; `digest`
  * the md5 of `fields` (the line's JSON, keys in the file kind's column order); `structure_digest`
  * the md5 of the structure part of an activity line (what its Organization is built from).
  */
@@ -43,6 +47,16 @@ export async function createStaging(db: Db): Promise<void> {
     ) with (autovacuum_enabled = false)`;
   // The persons named by rejected lines: they keep their state (src/opendata/snapshot.ts).
   await db`create unlogged table import_held (person text collate "C" primary key)`;
+  // The FINESS feed's entities (src/opendata/stage-finess.ts): the Organization id, the JSON the feed alone gives.
+  await db`
+    create unlogged table import_finess_now (
+      seq     bigint not null,
+      org     text collate "C" not null,
+      kind    text not null,
+      digest  text collate "C" not null,
+      at      text not null,
+      content text not null
+    ) with (autovacuum_enabled = false)`;
 }
 
 export interface StageSummary {

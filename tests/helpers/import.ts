@@ -66,7 +66,7 @@ export function directoryOf(records: readonly OpenDataRecord[]): Map<string, Jso
         out.set(`Organization/${org}`, organizationOf(r)!);
       }
     } else if (r.kind === 'savoirFaire') p.savoirFaire.push(r);
-    else p.diplomas.push(r);
+    else if (r.kind === 'diploma') p.diplomas.push(r);
   }
   for (const [id, p] of persons) out.set(`Practitioner/${id}`, practitionerOf(p));
   return out;

@@ -1,5 +1,8 @@
+import { MAILBOX_COLUMNS, MSS_COLUMNS, MSS_SHARED_TEXTS } from './mssante.ts';
+
 /**
- * The catalogue of the RPPS open-data extracts ("PS_LibreAcces"): three kinds of file, their
+ * The catalogue of the line-based open-data extracts: the RPPS's three kinds of file
+ * ("PS_LibreAcces") and the MSSanté extraction (src/vocabulary/formats/mssante.ts), their
  * columns, and how a header line is recognised. A column has a stable key (what the rest of the
  * code reads) and the header texts it is known by; the first text is the one the generator writes.
  *
@@ -10,7 +13,7 @@
 
 /** Every column of any kind, by key. Texts are as seen in third-party readers of the real files. */
 const COLUMNS = {
-  typeIdentifiant: ["Type d'identifiant PP"],
+  typeIdentifiant: ["Type d'identifiant PP", ...MSS_SHARED_TEXTS.typeIdentifiant],
   identifiantPP: ['Identifiant PP'],
   idnps: ['Identification nationale PP'],
   codeCiviliteExercice: ["Code civilité d'exercice"],
@@ -45,7 +48,7 @@ const COLUMNS = {
   libelleVoie: ['Libellé Voie (coord. structure)'],
   mentionDistribution: ['Mention distribution (coord. structure)'],
   bureauCedex: ['Bureau cedex (coord. structure)'],
-  codePostal: ['Code postal (coord. structure)'],
+  codePostal: ['Code postal (coord. structure)', ...MSS_SHARED_TEXTS.codePostal],
   codeCommune: ['Code commune (coord. structure)'],
   libelleCommune: ['Libellé commune (coord. structure)'],
   codePays: ['Code pays (coord. structure)'],
@@ -74,6 +77,7 @@ const COLUMNS = {
   libelleTypeAutorisation: ['Libellé type autorisation'],
   codeDisciplineAutorisation: ['Code discipline autorisation'],
   libelleDisciplineAutorisation: ['Libellé discipline autorisation'],
+  ...MSS_COLUMNS,
 } as const satisfies Record<string, readonly [string, ...string[]]>;
 
 export type ColumnKey = keyof typeof COLUMNS;
@@ -116,9 +120,17 @@ export const KINDS = {
     ],
     optional: [],
   },
+  mailbox: {
+    file: 'Extraction_Correspondance_MSSante',
+    columns: MAILBOX_COLUMNS,
+    optional: [],
+  },
 } as const satisfies Record<string, { file: string; columns: readonly ColumnKey[]; optional: readonly ColumnKey[] }>;
 
 export type FileKind = keyof typeof KINDS;
+/** The RPPS's own kinds of file: the lines of persons and their activities. */
+export type RppsKind = Exclude<FileKind, 'mailbox'>;
+export const RPPS_KINDS: readonly RppsKind[] = ['activity', 'savoirFaire', 'diploma'];
 export type KeyOf<K extends FileKind> = (typeof KINDS)[K]['columns'][number];
 /** The values of one line, by column key (an absent optional column reads as ''). */
 export type FieldsOf<K extends FileKind> = Record<KeyOf<K>, string>;
@@ -162,6 +174,8 @@ export interface Recognised<K extends FileKind = FileKind> {
   index: Partial<Record<KeyOf<K>, number>>;
   /** the number of fields of the header, which every line must have. */
   width: number;
+  /** whether the header line ends with `|`, as the RPPS files' lines do (set by the reader). */
+  bar?: boolean;
 }
 
 const ALL_KINDS = Object.keys(KINDS) as FileKind[];

@@ -1,0 +1,59 @@
+import { hash } from 'node:crypto';
+import type { Db } from '../db.ts';
+import { copyText } from '../fhir/types/copy.ts';
+import { CopyIn } from '../store/copy-in.ts';
+import { establishmentOf, legalEntityOf } from './finess-map.ts';
+import { readFiness, type FinessEvents } from './finess-read.ts';
+
+/**
+ * The FINESS feed staged: each legal entity and establishment of the files, read as a stream
+ * (src/opendata/finess-read.ts), mapped to the Organization the feed alone describes
+ * (src/opendata/finess-map.ts), one row of import_finess_now each, by one COPY: what the snapshot
+ * (src/opendata/snapshot.ts diffFiness) compares by digest and the writer merges.
+ */
+
+export interface FinessStageSummary {
+  /** entities read (rejected ones included). */
+  records: number;
+  staged: number;
+  rejected: number;
+}
+
+const ROWS_PER_WRITE = 2000;
+
+/** Stages `files` (FINESS feeds) into import_finess_now; throws OpenDataError for a file that is not a whole feed. */
+export async function stageFiness(db: Db, files: readonly string[], events: FinessEvents): Promise<FinessStageSummary> {
+  const summary: FinessStageSummary = { records: 0, staged: 0, rejected: 0 };
+  if (files.length === 0) return summary;
+  const counting: FinessEvents = {
+    reject: (where, reason) => {
+      summary.records++;
+      summary.rejected++;
+      events.reject(where, reason);
+    },
+    bytes: events.bytes,
+  };
+  const out = await CopyIn.open(db`copy import_finess_now (seq, org, kind, digest, at, content) from stdin`);
+  try {
+    let rows: string[] = [];
+    for (const file of files) {
+      for await (const rec of readFiness(file, counting)) {
+        summary.records++;
+        const org = rec.kind === 'legal' ? legalEntityOf(rec) : establishmentOf(rec);
+        const json = JSON.stringify(org);
+        rows.push(`${summary.staged}\t${copyText(org.id as string)}\t${rec.kind}\t${hash('md5', json)}\t${copyText(rec.where)}\t${copyText(json)}\n`);
+        summary.staged++;
+        if (rows.length >= ROWS_PER_WRITE) {
+          await out.write(Buffer.from(rows.join('')));
+          rows = [];
+        }
+      }
+    }
+    if (rows.length) await out.write(Buffer.from(rows.join('')));
+    await out.end();
+  } catch (err) {
+    out.abort(err as Error);
+    throw err;
+  }
+  return summary;
+}
