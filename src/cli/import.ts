@@ -51,9 +51,9 @@ function report(s: ImportSummary): string {
   });
   if (s.held) lines.push(`${fmt(s.held)} person${s.held > 1 ? 's' : ''} kept as they were: a line naming them was rejected`);
   for (const u of s.unattributed) {
-    const kept = (Object.keys(TYPE_NAMES) as DiffType[]).filter((t) => u.kept.includes(t)).map((t) => TYPE_NAMES[t].label);
+    const kept = [...(Object.keys(TYPE_NAMES) as DiffType[]).filter((t) => u.kept.includes(t)).map((t) => TYPE_NAMES[t].label), ...(u.kept.includes('mailboxes') ? ['mailbox'] : [])];
     const what = kept.length > 1 ? `${kept.slice(0, -1).join(', ')} or ${kept.at(-1)}` : kept[0];
-    lines.push(`${fmt(u.lines)} rejected line${u.lines > 1 ? 's' : ''} of ${u.file} name${u.lines > 1 ? '' : 's'} no person: no ${what} deactivated by this import`);
+    lines.push(`${fmt(u.lines)} rejected line${u.lines > 1 ? 's' : ''} of ${u.file} name${u.lines > 1 ? '' : 's'} no ${u.kept.includes('mailboxes') ? 'mailbox' : 'person'}: no ${what} ${u.kept.includes('mailboxes') ? 'removed' : 'deactivated'} by this import`);
   }
   if (s.finess) {
     const f = s.finess;

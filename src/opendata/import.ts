@@ -104,7 +104,7 @@ export interface ImportSummary {
 
 /** The unchanged of each type: in the snapshot, neither new nor changed. */
 function withUnchanged(counts: ImportCounts, diff: SnapshotDiff): ImportCounts {
-  for (const t of Object.keys(TYPE_NAMES) as DiffType[]) counts[t].unchanged = diff[t].snapshot - counts[t].new - counts[t].changed;
+  for (const t of Object.keys(TYPE_NAMES) as DiffType[]) counts[t].unchanged = Math.max(0, diff[t].snapshot - counts[t].new - counts[t].changed);
   return counts;
 }
 
@@ -161,14 +161,17 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
       for (const table of ['import_person', 'import_structure', 'import_finess', 'import_mailbox', 'import_pending']) await session`delete from ${session(table)}`;
     }
     opts.onProgress?.({ phase: 'compare', done: 0 });
-    const unattributed = [...stage.unattributed].map(([kind, lines]) => ({ file: KINDS[kind].file, lines, kept: FEEDS[kind] }));
+    const unattributed = [...stage.unattributed].map(([kind, lines]) => ({
+      file: kind === 'mailbox' ? KINDS[kind].file : `PS_LibreAcces_${KINDS[kind].file}`, lines, kept: FEEDS[kind],
+    }));
     const kept = new Set<Kept>(unattributed.flatMap((u) => u.kept));
     // A source absent from the inputs deactivates nothing; a rejected FINESS entity has no id to hold, so it keeps them all.
     if (!sources.rpps) for (const t of ['persons', 'structures', 'roles'] as const) kept.add(t);
     if (finessStage.rejected > 0) kept.add('finess');
+    // The mailbox lines leave import_line first: the RPPS snapshot is of the persons' own lines.
+    const mailboxes = await diffMailboxes(session, sources.mss, kept.has('mailboxes'));
     const diff = await diffSnapshot(session, kept);
     const finess = await diffFiness(session, sources.finess, kept.has('finess'));
-    const mailboxes = await diffMailboxes(session, sources.mss, kept.has('mailboxes'));
     checkGone(
       [
         ...(Object.keys(TYPE_NAMES) as DiffType[]).map((t) => ({ label: TYPE_NAMES[t].label, diff: diff[t] })),
@@ -179,9 +182,22 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
       opts.force === true,
     );
     const held = await countHeld(session);
-    if (sources.mss) await session.begin((tx) => applyMailboxes(tx));
+    if (sources.mss) {
+      // One transaction on the locked session (a reserved connection has no begin()).
+      await session`begin`;
+      try {
+        await applyMailboxes(session);
+        await session`commit`;
+      } catch (err) {
+        await session`rollback`.catch(() => {});
+        throw err;
+      }
+    }
     await buildOrgKeys(session, sources.rpps, sources.finess);
     const structures = await affectedOrganizations(session);
+    // Organizations are counted whatever their sources: those of the RPPS lines and of the feed, once each.
+    const [{ orgs }] = await session<{ orgs: number }[]>`select count(*)::int as orgs from (select structure from import_structure_now union select org from import_finess_now) o`;
+    if (sources.finess) diff.structures.snapshot = orgs;
     const toWrite = diff.persons.changed + diff.roles.changed + diff.persons.gone + diff.roles.gone + structures + mailboxes.changed + mailboxes.gone;
     const publishOpts = {
       registry,

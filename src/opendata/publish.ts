@@ -122,9 +122,10 @@ async function* changedPersons(session: Db): AsyncGenerator<PersonLines> {
  * RPPS structure changed now, of its lines the one of smallest structure-part digest (so that the
  * Organization depends on the set of its lines, not their order), else the line the state keeps;
  * the FINESS entity changed now, else the state's; its ORG mailboxes. A part whose source dropped
- * it this run is absent.
+ * it this run is absent. `stored`: a structure imported before the state kept its line is read
+ * from the resource table — never in a first import, whose bulk load holds that table.
  */
-const STRUCTURE_COLUMNS = (db: Db) => db`
+const STRUCTURE_COLUMNS = (db: Db, stored: boolean) => db`
   with chosen as (
     select distinct on (l.structure) l.structure, l.fields, l.at
     from import_line l join import_structure_change c on c.structure = l.structure
@@ -139,7 +140,8 @@ const STRUCTURE_COLUMNS = (db: Db) => db`
   select a.org,
          coalesce(ch.fields, case when rg.structure is null and s.active then s.fields end) as rpps_fields,
          coalesce(ch.at, case when rg.structure is null and s.active then s.structure end) as rpps_at,
-         (r.content #- '{meta,versionId}' #- '{meta,lastUpdated}')::text as rpps_legacy,
+         ${stored ? db`(select (r.content #- '{meta,versionId}' #- '{meta,lastUpdated}')::text from resource r
+            where r.type = 'Organization' and r.id = a.org and rc.structure is null and rg.structure is null and s.active and s.fields is null)` : db`null::text`} as rpps_legacy,
          coalesce(fc.content, case when fg.org is null and f.active then f.content end) as finess,
          mb.mailboxes,
          rc.digest as rpps_digest, rg.structure is not null as rpps_gone,
@@ -150,8 +152,6 @@ const STRUCTURE_COLUMNS = (db: Db) => db`
   left join chosen ch on ch.structure = a.org
   left join import_structure_gone rg on rg.structure = a.org
   left join import_structure s on s.structure = a.org
-  left join resource r on r.type = 'Organization' and r.id = a.org
-        and rc.structure is null and rg.structure is null and s.active and s.fields is null
   left join import_finess_change fc on fc.org = a.org
   left join import_finess_gone fg on fg.org = a.org
   left join import_finess f on f.org = a.org
@@ -265,7 +265,7 @@ class Incremental {
    * rows of the sources that changed it; one that no source describes any more is deactivated.
    */
   async structures(session: Db): Promise<void> {
-    for await (const rows of session<StructureBuild[]>`${STRUCTURE_COLUMNS(session)}`.cursor(ROWS)) {
+    for await (const rows of session<StructureBuild[]>`${STRUCTURE_COLUMNS(session, true)}`.cursor(ROWS)) {
       const puts: { b: StructureBuild; entry: WriteEntry }[] = [];
       const gone: string[] = [];
       for (const b of rows) {
@@ -369,7 +369,7 @@ const personRows = (session: Db) => session`
 
 /** The structures to build as COPY text, the columns of StructureRow. */
 const structureRows = (session: Db) => session`
-  copy (select org, rpps_fields, rpps_at, rpps_legacy, finess, mailboxes from (${STRUCTURE_COLUMNS(session)}) s) to stdout`;
+  copy (select org, rpps_fields, rpps_at, rpps_legacy, finess, mailboxes from (${STRUCTURE_COLUMNS(session, false)}) s) to stdout`;
 
 /**
  * The bytes of a COPY … TO STDOUT. Read to their end even when the consumer stops early (a full
