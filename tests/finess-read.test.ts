@@ -251,7 +251,7 @@ t.test('an establishment as an Organization', async (t) => {
     active: true,
     type: [
       { extension: [{ url: EXT.organizationTypes, valueCode: 'organizationType' }], coding: [{ system: 'https://hl7.fr/ig/fhir/core/CodeSystem/fr-core-cs-v2-3307', code: 'GEOGRAPHICAL-ENTITY', display: 'Entité géographique' }] },
-      { coding: [{ system: 'https://mos.esante.gouv.fr/NOS/TRE_R66-CategorieEtablissement/FHIR/TRE-R66-CategorieEtablissement', code: '365' }] },
+      { coding: [{ system: 'https://mos.esante.gouv.fr/NOS/TRE_R66-CategorieEtablissement/FHIR/TRE-R66-CategorieEtablissement', code: '365', display: 'Etablissement de Soins Pluridisciplinaire' }] },
       { extension: [{ url: EXT.organizationTypes, valueCode: 'sphParticipation' }], coding: [{ system: 'https://mos.esante.gouv.fr/NOS/TRE_R73-ESPIC/FHIR/TRE-R73-ESPIC', code: '0', display: 'Non concerné' }] },
     ],
     name: 'CLINIQUE DOCTEUR CONVERT',
@@ -316,9 +316,9 @@ t.test('a legal entity as an Organization', async (t) => {
 
   const old = structuredClone(legal(records, '010000156'));
   old.data.ape = '85.1A';
-  old.data.legalStatus = '71';
+  old.data.legalStatus = '09';
   const codes = (legalEntityOf(old, TODAY).type as { coding: { code: string; display?: string }[] }[]).map((c) => c.coding[0]);
-  t.same(codes.slice(1).map((c) => [c.code, 'display' in c]), [['71', false], ['85.1A', false]], 'codes not in the tables are kept, without display');
+  t.same(codes.slice(1).map((c) => [c.code, 'display' in c]), [['09', false], ['85.1A', false]], 'codes not in the tables are kept, without display');
 
   const reunion = legalEntityOf(legal(records, '970421038'), TODAY);
   t.equal(reunion.name, 'CHU DE LA REUNION');

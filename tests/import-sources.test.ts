@@ -1,0 +1,99 @@
+/**
+ * The three national sources in one `npm run import` (RPPS, the FINESS feed, the MSSanté
+ * extraction), searched as clients search: default page size, every `next` link followed.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import t from 'tap';
+import { generateOpenData } from '../src/generate/open-data-files.ts';
+import { testApp } from './helpers/app.ts';
+import { importCli, searchAll } from './helpers/import.ts';
+import { tmpDir } from './helpers/open-data.ts';
+import { API_KEY } from './helpers/search.ts';
+
+const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
+const root = tmpDir(t, 'import-sources');
+const day0 = path.join(root, 'day-0');
+const day1 = path.join(root, 'day-1');
+await generateOpenData({ scale: 0.001, seed: 5, day: 0, outDir: day0, sources: ['rpps', 'finess', 'mss'] });
+await generateOpenData({ scale: 0.001, seed: 5, day: 1, changeRate: 0.05, outDir: day1, sources: ['rpps', 'finess', 'mss'] });
+const file = (dir: string, prefix: string) => path.join(dir, fs.readdirSync(dir).find((n) => n.startsWith(prefix))!);
+const feed = JSON.parse(gunzipSync(fs.readFileSync(file(day0, 'finess-structures'))).toString('utf8'));
+
+const ids = (entries: { resource: { id: string } }[]) => entries.map((e) => e.resource.id).sort();
+
+t.test('a first import of the three sources: one Organization per structure, legal entities, mailboxes', async (t) => {
+  const run = await importCli(db, [day0]);
+  t.equal(run.code, 2, 'exit 2: the extract has bad lines, reported', { stderr: run.stderr });
+  t.match(run.stderr + run.stdout, /Extraction_Correspondance_MSSante_\d+\.txt:\d+: \d+ fields, expected 31/);
+  t.match(run.stdout, /FINESS: \d+ establishments/);
+
+  const pmej = feed.pmej[0];
+  const ege = pmej.ege[0];
+  const finess = ege.informationsGeneralesEGE.numFinessEge.trim();
+  const byFiness = await searchAll(app, `/fhir/v2/Organization?identifier=${finess}`);
+  t.same(ids(byFiness), [`F${finess}`], 'the establishment by its FINESS number, once');
+  const org = byFiness[0].resource as any;
+  t.equal(org.partOf.reference, `Organization/J${pmej.informationsGeneralesPMEJ.numFinessPm.trim()}`, 'partOf its legal entity');
+  const parts = await searchAll(app, `/fhir/v2/Organization?partof=J${pmej.informationsGeneralesPMEJ.numFinessPm.trim()}`);
+  t.ok(ids(parts).includes(`F${finess}`), 'the legal entity names its establishments (partof)');
+  const legal = await searchAll(app, `/fhir/v2/Organization?type=LEGAL-ENTITY`);
+  t.equal(legal.length, feed.pmej.length, 'every legal entity, through every page');
+
+  const pharmacies = await searchAll(app, '/fhir/v2/Organization?type:text=pharmacie');
+  const byCode = await searchAll(app, '/fhir/v2/Organization?type=620');
+  t.ok(byCode.length > 0, 'pharmacies by category code');
+  t.ok(ids(byCode).every((id) => ids(pharmacies).includes(id)), 'and by the label of their category (:text)');
+
+  const fromFiness = await searchAll(app, '/fhir/v2/Organization?data-information-system=FINESS');
+  const establishments = feed.pmej.reduce((n: number, p: any) => n + p.ege.length, 0);
+  t.equal(fromFiness.length, establishments + feed.pmej.length, 'data-information-system=FINESS: what the feed brought');
+
+  // A structure both sources describe: one resource with both traces, its roles pointing to it.
+  const both = fromFiness.map((e: any) => e.resource).find((r: any) => r.meta.extension.some((x: any) => x.extension[0].valueCode === 'RPPS'));
+  t.ok(both, 'an establishment the RPPS lines also name');
+  const roles = await searchAll(app, `/fhir/v2/PractitionerRole?organization=Organization/${both.id}`);
+  t.ok(roles.length > 0, 'its PractitionerRoles point to it');
+
+  const mss = fs.readFileSync(file(day0, 'Extraction_Correspondance'), 'utf8').split('\n').slice(1).filter(Boolean).map((l) => l.split('|'));
+  const per = mss.find((f) => f[0] === 'PER' && f.length === 31 && f[6] !== '')!;
+  const found = await searchAll(app, `/fhir/v2/Practitioner?mailbox-mss=${encodeURIComponent(per[1])}`);
+  t.same(ids(found), [per[4]], 'a PER mailbox on its Practitioner (exact)');
+  const local = per[1].split('@')[0];
+  const contains = await searchAll(app, `/fhir/v2/Practitioner?mailbox-mss:contains=${encodeURIComponent(local)}`);
+  t.ok(ids(contains).includes(per[4]), 'and by :contains');
+  const orgLine = mss.find((f) => f[0] === 'ORG' && f.length === 31 && !f[6].startsWith('39'))!;
+  const orgs = await searchAll(app, `/fhir/v2/Organization?mailbox-mss=${encodeURIComponent(orgLine[1])}`);
+  t.equal(orgs.length, 1, 'an ORG mailbox on its Organization');
+  const withRoleMailbox = await searchAll(app, '/fhir/v2/PractitionerRole?data-information-system=MSS');
+  t.ok(withRoleMailbox.length > 0, 'PER mailboxes on roles at their structure');
+  const dup = mss.filter((f) => f[1] === per[1]);
+  const practitioner = found[0].resource as any;
+  t.equal(practitioner.telecom.filter((x: any) => x.value === per[1]).length, 1, `one telecom for an address on ${dup.length} line(s)`);
+});
+
+t.test('the next day: only what changed gets a version; the same files again change nothing', async (t) => {
+  const run = await importCli(db, [day1]);
+  t.equal(run.code, 2, 'imported', { stderr: run.stderr });
+  const [{ at }] = await db.sql<{ at: Date }[]>`select started_at as at from writer_run where kind = 'import' order by id desc limit 1`;
+  const changed = await searchAll(app, `/fhir/v2/Organization?_lastUpdated=ge${at.toISOString()}`);
+  t.ok(changed.length > 0, 'some Organizations changed');
+  const again = await importCli(db, [day1]);
+  t.equal(again.code, 2);
+  const [{ at: at2 }] = await db.sql<{ at: Date }[]>`select started_at as at from writer_run where kind = 'import' order by id desc limit 1`;
+  for (const type of ['Organization', 'Practitioner', 'PractitionerRole']) {
+    t.same(await searchAll(app, `/fhir/v2/${type}?_lastUpdated=ge${at2.toISOString()}`), [], `${type}: nothing new on the same files`);
+  }
+});
+
+t.test('a file that is not the feed: exit 1, nothing written', async (t) => {
+  const dir = tmpDir(t, 'not-feed');
+  fs.writeFileSync(path.join(dir, 'finess-structures-journalier-20261101.json.gz'), '<!DOCTYPE html><html><body>Maintenance</body></html>');
+  const [{ n: before }] = await db.sql<{ n: number }[]>`select count(*)::int as n from resource`;
+  const run = await importCli(db, [dir]);
+  t.equal(run.code, 1);
+  t.match(run.stderr + run.stdout, /finess-structures-journalier-20261101\.json\.gz: .*(web page|HTML)/i);
+  const [{ n: after }] = await db.sql<{ n: number }[]>`select count(*)::int as n from resource`;
+  t.equal(after, before, 'nothing written');
+});
