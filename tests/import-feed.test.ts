@@ -88,7 +88,11 @@ t.test('a next-day snapshot where practitioners leave and join rewrites only the
     f[authority] = `${third}/${third}/${third}`;
     return f.join('|');
   };
-  const joined = [joiner(1, keptShared[0][0]), joiner(2, 'R99999999999')];
+  // The new structure has no FINESS site number: one with the template's would be the template's structure.
+  const finessSite = s.get(act)![0].split('|').findIndex((c) => c.includes('FINESS site'));
+  const newcomer = joiner(2, 'R99999999999').split('|');
+  newcomer[finessSite] = '';
+  const joined = [joiner(1, keptShared[0][0]), newcomer.join('|')];
   const next: Snapshot = new Map();
   for (const [name, ls] of s) {
     const kept = ls.filter((l, i) => i === 0 || !leaving.has(l.split('|')[idnps]));
