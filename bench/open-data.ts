@@ -1,5 +1,6 @@
 // The open-data import scenario of the benchmark (npm run bench -- --open-data): the generated
-// PS_LibreAcces extracts of the bench's scale imported by `npm run import` into an empty database,
+// extracts of the three sources (RPPS PS_LibreAcces, the FINESS feed, the MSSanté extraction) of the
+// bench's scale imported by `npm run import` into an empty database,
 // against `npm run load -- --bulk` of the same resources as NDJSON; then a daily re-import (1 % of
 // the lines changed) against the first import's time; then identifier lookups at c=16 on a server of
 // that database while another day is imported, against the same lookups before.
@@ -23,10 +24,13 @@ const IMPORT_DB = 'bench_opendata';
 const NDJSON_DB = 'bench_opendata_ndjson';
 const CHANGE_RATE = 0.01;
 const RPPS = 'https://rpps.esante.gouv.fr';
+const SOURCES = ['rpps', 'finess', 'mss'] as const;
 
 interface ImportRun {
   ms: number;
   code: number;
+  /** the import process's peak resident memory, as it reports it. */
+  peakMb: number;
   /** writer_run.detail of the run (src/opendata/import.ts ImportSummary). */
   counts: { lines: number; rejected: number; counts: Record<string, { new: number; changed: number; deactivated: number; unchanged: number }> };
 }
@@ -34,7 +38,7 @@ interface ImportRun {
 export interface OpenDataFigures {
   scale: number;
   lines: number;
-  first: { resources: number; ms: number; rps: number };
+  first: { resources: number; ms: number; rps: number; peakMb: number };
   ndjsonBulk: { resources: number; ms: number; rps: number };
   /** first import's rate ÷ the bulk load's (goal ≥ 0.5). */
   ratioToBulk: number;
@@ -66,13 +70,13 @@ const withDb = (url: string, db: string) => {
 /** Days 0, 1 and 2 of the extracts (ZIPs, as downloaded), kept while their options are the same. */
 async function extracts(dir: string, scale: number, seed: number): Promise<string[]> {
   const manifest = path.join(dir, 'manifest.json');
-  const want = JSON.stringify({ scale, seed, changeRate: CHANGE_RATE, days: 3 });
+  const want = JSON.stringify({ scale, seed, changeRate: CHANGE_RATE, days: 3, sources: SOURCES });
   const days = [0, 1, 2].map((d) => path.join(dir, `day-${d}`));
   if (existsSync(manifest) && readFileSync(manifest, 'utf8') === want) return days;
   await mkdir(dir, { recursive: true });
   for (const [day, outDir] of days.entries()) {
     const t0 = performance.now();
-    const s = await generateOpenData({ scale, seed, day, changeRate: CHANGE_RATE, outDir, zip: true });
+    const s = await generateOpenData({ scale, seed, day, changeRate: CHANGE_RATE, outDir, zip: true, sources: SOURCES });
     log(`  open data day ${day}: ${s.files.reduce((n, f) => n + f.lines, 0).toLocaleString('en-US')} lines in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
   writeFileSync(manifest, want);
@@ -97,7 +101,8 @@ function runImport(sql: Sql, url: string, dir: string): Promise<ImportRun> {
       for (const line of out.trim().split('\n').slice(-4)) log(`  import: ${line}`);
       if (code !== 0 && code !== 2) return reject(new Error(`npm run import ended with code ${code}: ${out.trim().split('\n').at(-1)}`));
       const [run] = await sql<{ counts: ImportRun['counts'] }[]>`select detail as counts from writer_run where kind = 'import' order by id desc limit 1`;
-      resolve({ ms, code: code!, counts: run.counts });
+      const peak = /peak memory ([\d,]+) MB/.exec(out);
+      resolve({ ms, code: code!, counts: run.counts, peakMb: peak ? Number(peak[1].replace(/,/g, '')) : NaN });
     });
   });
 }
@@ -131,7 +136,7 @@ export async function openDataScenario(o: OpenDataOptions): Promise<OpenDataFigu
     log('open data: npm run import of day 0 into an empty database');
     const first = await runImport(sql, url, days[0]);
     const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from resource`;
-    const firstFig = { resources: n, ms: first.ms, rps: n / (first.ms / 1000) };
+    const firstFig = { resources: n, ms: first.ms, rps: n / (first.ms / 1000), peakMb: first.peakMb };
     log(`  ${Math.round(firstFig.rps).toLocaleString('en-US')} resources/s (${n.toLocaleString('en-US')} in ${(first.ms / 1000).toFixed(1)} s)`);
 
     const file = path.join(dir, 'day-0.ndjson');
@@ -175,7 +180,7 @@ export async function openDataScenario(o: OpenDataOptions): Promise<OpenDataFigu
       daily: { ms: daily.ms, ratioToFirst: daily.ms / first.ms, written: written(daily.counts.counts), counts: daily.counts.counts },
       lookups: { quiet, during: busy, p99Ratio: busy.p99 / quiet.p99, importMs: day2.ms },
       method:
-        `The generated extracts (\`npm run generate -- --format open-data --scale ${o.scale} --zip\`, days 0–2, ${CHANGE_RATE * 100} % of the lines changed each day) ` +
+        `The generated extracts of the three sources (\`npm run generate -- --format open-data --scale ${o.scale} --zip\`: the RPPS ZIP, the FINESS feed, the MSSanté ZIP; days 0–2, ${CHANGE_RATE * 100} % of the lines changed each day) ` +
         'imported by `npm run import` (a process of its own, its start included) into an empty database; the bulk figure is `npm run load -- --bulk` ' +
         '(loadFiles in a process of its own) of the very resources the import stored, exported as NDJSON, into another empty database. ' +
         `The daily re-import is day 1 on top of day 0. Lookups: \`Practitioner?identifier=<RPPS>\` of 2,000 imported practitioners at c=16 on a server of that database, ${o.durationS} s quiet, ` +
@@ -199,7 +204,8 @@ export function renderOpenData(f: OpenDataFigures): string {
     '',
     '## Open-data import (npm run import)',
     '',
-    `Scale ${f.scale}: ${int(f.lines)} lines, ${int(f.first.resources)} resources.`,
+    `Scale ${f.scale}: ${int(f.lines)} lines (RPPS and MSSanté) and the FINESS feed, ${int(f.first.resources)} resources; ` +
+      `the first import's peak memory ${int(f.first.peakMb)} MB.`,
     '',
     '| run | time | resources/s | target | measured |',
     '|---|---|---|---|---|',

@@ -8,7 +8,8 @@ import { gunzipSync } from 'node:zlib';
 import t from 'tap';
 import { generateOpenData } from '../src/generate/open-data-files.ts';
 import { testApp } from './helpers/app.ts';
-import { importCli, searchAll } from './helpers/import.ts';
+import { testDatabase } from './helpers/db.ts';
+import { canonical, importCli, searchAll, storedResources, withoutVersion } from './helpers/import.ts';
 import { tmpDir } from './helpers/open-data.ts';
 import { API_KEY } from './helpers/search.ts';
 
@@ -20,6 +21,10 @@ await generateOpenData({ scale: 0.001, seed: 5, day: 0, outDir: day0, sources: [
 await generateOpenData({ scale: 0.001, seed: 5, day: 1, changeRate: 0.05, outDir: day1, sources: ['rpps', 'finess', 'mss'] });
 const file = (dir: string, prefix: string) => path.join(dir, fs.readdirSync(dir).find((n) => n.startsWith(prefix))!);
 const feed = JSON.parse(gunzipSync(fs.readFileSync(file(day0, 'finess-structures'))).toString('utf8'));
+
+/** The stored resources of a database without their versions: what a client reads. */
+const contents = async (d: typeof db) => new Map([...(await storedResources(d))].map(([k, v]) => [k, canonical(withoutVersion(v.content))]));
+let allAtOnce: Map<string, unknown> | undefined;
 
 const ids = (entries: { resource: { id: string } }[]) => entries.map((e) => e.resource.id).sort();
 
@@ -71,6 +76,19 @@ t.test('a first import of the three sources: one Organization per structure, leg
   const dup = mss.filter((f) => f[1] === per[1]);
   const practitioner = found[0].resource as any;
   t.equal(practitioner.telecom.filter((x: any) => x.value === per[1]).length, 1, `one telecom for an address on ${dup.length} line(s)`);
+  allAtOnce = await contents(db);
+});
+
+t.test('one structure, one Organization, whatever the order in which the sources are imported', async (t) => {
+  const names = fs.readdirSync(day0);
+  const rpps = names.filter((n) => n.startsWith('PS_LibreAcces')).map((n) => path.join(day0, n));
+  for (const order of [[[file(day0, 'Extraction')], [file(day0, 'finess')], rpps], [rpps, [file(day0, 'Extraction')], [file(day0, 'finess')]]]) {
+    const other = await testDatabase(t);
+    for (const paths of order) t.ok([0, 2].includes((await importCli(other, paths)).code), `imported ${paths.map((p) => path.basename(p)).join(', ')}`);
+    const got = await contents(other);
+    t.same([...got.keys()].sort(), [...allAtOnce!.keys()].sort(), 'the same resources');
+    t.ok([...got].every(([k, v]) => JSON.stringify(v) === JSON.stringify(allAtOnce!.get(k))), 'with the same content');
+  }
 });
 
 t.test('the next day: only what changed gets a version; the same files again change nothing', async (t) => {

@@ -67,7 +67,8 @@ function report(s: ImportSummary): string {
   }
   lines.push(
     `${fmt(s.lines)} lines read, ${fmt(s.rejected)} rejected${s.skippedFiles ? `, ${s.skippedFiles} file(s) skipped` : ''}; ` +
-      `${s.path === 'bulk' ? 'first import (bulk load)' : 'import'} as of ${s.startedAt.toISOString()} in ${(s.elapsedMs / 1000).toFixed(1)} s`,
+      `${s.path === 'bulk' ? 'first import (bulk load)' : 'import'} as of ${s.startedAt.toISOString()} in ${(s.elapsedMs / 1000).toFixed(1)} s, ` +
+      `peak memory ${fmt(Math.round(process.resourceUsage().maxRSS / 1024))} MB`,
   );
   return lines.join('\n');
 }

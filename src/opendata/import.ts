@@ -156,9 +156,10 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
       }
     }
     const [{ empty }] = await session<{ empty: boolean }[]>`select not exists (select 1 from resource) as empty`;
-    // A database without resources starts afresh, whatever state an earlier one left.
+    // A database without resources starts afresh, whatever state of resources an earlier one left.
+    // The mailboxes stay: they are the MSSanté source's snapshot, laid on resources as they come.
     if (empty) {
-      for (const table of ['import_person', 'import_structure', 'import_finess', 'import_mailbox', 'import_pending']) await session`delete from ${session(table)}`;
+      for (const table of ['import_person', 'import_structure', 'import_finess', 'import_pending']) await session`delete from ${session(table)}`;
     }
     opts.onProgress?.({ phase: 'compare', done: 0 });
     const unattributed = [...stage.unattributed].map(([kind, lines]) => ({
