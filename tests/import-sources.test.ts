@@ -84,7 +84,7 @@ t.test('one structure, one Organization, whatever the order in which the sources
   const rpps = names.filter((n) => n.startsWith('PS_LibreAcces')).map((n) => path.join(day0, n));
   for (const order of [[[file(day0, 'Extraction')], [file(day0, 'finess')], rpps], [rpps, [file(day0, 'Extraction')], [file(day0, 'finess')]]]) {
     const other = await testDatabase(t);
-    for (const paths of order) t.ok([0, 2].includes((await importCli(other, paths)).code), `imported ${paths.map((p) => path.basename(p)).join(', ')}`);
+    for (const paths of order) t.ok([0, 2].includes((await importCli(other, paths)).code ?? -1), `imported ${paths.map((p) => path.basename(p)).join(', ')}`);
     const got = await contents(other);
     t.same([...got.keys()].sort(), [...allAtOnce!.keys()].sort(), 'the same resources');
     t.ok([...got].every(([k, v]) => JSON.stringify(v) === JSON.stringify(allAtOnce!.get(k))), 'with the same content');
