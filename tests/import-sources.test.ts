@@ -17,8 +17,9 @@ const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
 const root = tmpDir(t, 'import-sources');
 const day0 = path.join(root, 'day-0');
 const day1 = path.join(root, 'day-1');
-await generateOpenData({ scale: 0.001, seed: 5, day: 0, outDir: day0, sources: ['rpps', 'finess', 'mss'] });
-await generateOpenData({ scale: 0.001, seed: 5, day: 1, changeRate: 0.05, outDir: day1, sources: ['rpps', 'finess', 'mss'] });
+// Day 1's MSSanté extraction has the other header form (the address columns suffixed ` structure BAL`).
+await generateOpenData({ scale: 0.001, seed: 5, day: 0, outDir: day0, sources: ['rpps', 'finess', 'mss'], mssHeaderVariant: 'plain' });
+await generateOpenData({ scale: 0.001, seed: 5, day: 1, changeRate: 0.05, outDir: day1, sources: ['rpps', 'finess', 'mss'], mssHeaderVariant: 'suffixed' });
 const file = (dir: string, prefix: string) => path.join(dir, fs.readdirSync(dir).find((n) => n.startsWith(prefix))!);
 const feed = JSON.parse(gunzipSync(fs.readFileSync(file(day0, 'finess-structures'))).toString('utf8'));
 
@@ -39,6 +40,12 @@ t.test('a first import of the three sources: one Organization per structure, leg
   const finess = ege.informationsGeneralesEGE.numFinessEge.trim();
   const byFiness = await searchAll(app, `/fhir/v2/Organization?identifier=${finess}`);
   t.same(ids(byFiness), [`F${finess}`], 'the establishment by its FINESS number, once');
+  const withSiret = feed.pmej.flatMap((p: any) => p.ege).find((e: any) => e.informationsGeneralesEGE.siret);
+  const siret = withSiret.informationsGeneralesEGE.siret.trim();
+  t.ok(ids(await searchAll(app, `/fhir/v2/Organization?identifier=${siret}`)).includes(`F${withSiret.informationsGeneralesEGE.numFinessEge.trim()}`), 'by its SIRET');
+  const geo = ege.adresse.find((a: any) => a.usageAdresse === '03');
+  const postal = (geo.codePostal ?? geo.ligneAcheminement.slice(0, 5)).trim();
+  t.ok(ids(await searchAll(app, `/fhir/v2/Organization?address-postalcode=${postal}`)).includes(`F${finess}`), 'by the postal code of its geographic address');
   const org = byFiness[0].resource as any;
   t.equal(org.partOf.reference, `Organization/J${pmej.informationsGeneralesPMEJ.numFinessPm.trim()}`, 'partOf its legal entity');
   const parts = await searchAll(app, `/fhir/v2/Organization?partof=J${pmej.informationsGeneralesPMEJ.numFinessPm.trim()}`);
@@ -84,7 +91,10 @@ t.test('one structure, one Organization, whatever the order in which the sources
   const rpps = names.filter((n) => n.startsWith('PS_LibreAcces')).map((n) => path.join(day0, n));
   for (const order of [[[file(day0, 'Extraction')], [file(day0, 'finess')], rpps], [rpps, [file(day0, 'Extraction')], [file(day0, 'finess')]]]) {
     const other = await testDatabase(t);
-    for (const paths of order) t.ok([0, 2].includes((await importCli(other, paths)).code ?? -1), `imported ${paths.map((p) => path.basename(p)).join(', ')}`);
+    for (const paths of order) {
+      const r = await importCli(other, paths);
+      t.ok([0, 2].includes(r.code ?? -1), `imported ${paths.map((p) => path.basename(p)).join(', ')}`, { code: r.code, stdout: r.stdout, stderr: r.stderr });
+    }
     const got = await contents(other);
     t.same([...got.keys()].sort(), [...allAtOnce!.keys()].sort(), 'the same resources');
     t.ok([...got].every(([k, v]) => JSON.stringify(v) === JSON.stringify(allAtOnce!.get(k))), 'with the same content');
@@ -95,8 +105,16 @@ t.test('the next day: only what changed gets a version; the same files again cha
   const run = await importCli(db, [day1]);
   t.equal(run.code, 2, 'imported', { stderr: run.stderr });
   const [{ at }] = await db.sql<{ at: Date }[]>`select started_at as at from writer_run where kind = 'import' order by id desc limit 1`;
-  const changed = await searchAll(app, `/fhir/v2/Organization?_lastUpdated=ge${at.toISOString()}`);
-  t.ok(changed.length > 0, 'some Organizations changed');
+  const now = await contents(db);
+  const reallyChanged = [...now].filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(allAtOnce!.get(k))).map(([k]) => k).sort();
+  const fed: string[] = [];
+  for (const type of ['Organization', 'Practitioner', 'PractitionerRole']) {
+    fed.push(...(await searchAll(app, `/fhir/v2/${type}?_lastUpdated=ge${at.toISOString()}`)).map((e) => `${type}/${e.resource.id}`));
+  }
+  t.ok(reallyChanged.some((k) => k.startsWith('Organization/')), 'some Organizations changed');
+  t.same(fed.sort(), reallyChanged, '_lastUpdated=ge<run> gives exactly the resources whose content changed');
+  t.match(run.stdout, /MSSanté: [1-9][\d,]* mailboxes/, 'the suffixed header form read');
+  t.notMatch(run.stdout, /skipped/, 'no file skipped');
   const again = await importCli(db, [day1]);
   t.equal(again.code, 2);
   const [{ at: at2 }] = await db.sql<{ at: Date }[]>`select started_at as at from writer_run where kind = 'import' order by id desc limit 1`;
