@@ -19,11 +19,13 @@ import { markFiness, markPersons, markPersonsGone, markStructures, markStructure
  * Writes what a snapshot changed (src/opendata/snapshot.ts) as resources, each with
  * meta.lastUpdated = the run's start and versionId "1" (the write path numbers the versions).
  *
- * Incremental (the database holds resources): the changed persons' lines are read back sorted by
- * person, mapped, and written through the loader's write path in batches, a few transactions at
- * once; each transaction also writes the state rows of what it holds, so a killed run leaves state
- * that matches the database and a rerun writes what is still marked changed. Deactivation reads the
- * stored resource and writes it again with `active: false`.
+ * Incremental (the database holds resources), in this order: the affected structures rebuilt from
+ * their parts (src/opendata/merge.ts); the changed persons' lines read back sorted by person, mapped
+ * with their mailboxes; the gone persons; the persons whose mailboxes alone changed (their stored
+ * resources' MSSANTE telecoms replaced). All through the loader's write path in batches, a few
+ * transactions at once; each transaction also writes the state rows of what it holds, so a killed
+ * run leaves state that matches the database and a rerun writes what is still marked changed.
+ * Deactivation reads the stored resource and writes it again with `active: false`.
  *
  * First import (no resource at all): the mapped resources stream into the bulk loader (COPY, indexes
  * built at the end); the state is then filled from the staging tables.
