@@ -3,6 +3,7 @@ import { dataTrace, EXT, PROFILES } from '../vocabulary/extensions.ts';
 import { ACTIVE_STATE, establishmentId, legalEntityId, PHARMACY_CATEGORY } from '../vocabulary/formats/finess.ts';
 import { CODE_SYSTEMS, COMMUNE_SYSTEM, SOURCE, SYSTEM, URL, type SystemKey } from '../vocabulary/systems.ts';
 import type { EstablishmentRecord, FinessAddress, FinessTelecom, LegalEntityRecord } from './finess-read.ts';
+import { streetParts } from './map.ts';
 
 /**
  * FINESS records as FHIR Organizations shaped like the live API and the directory's generated
@@ -100,12 +101,8 @@ function addressOf(a: FinessAddress): Json | undefined {
   const address: Json = {};
   if (extension.length) address.extension = extension;
   if (present.length) address.line = present.map(([t]) => t);
-  const parts = [
-    number && { url: EXT.houseNumber, valueString: number },
-    a.streetType && { url: EXT.streetNameType, valueString: a.streetType },
-    a.street && { url: EXT.streetNameBase, valueString: a.street },
-  ].filter(Boolean);
-  if (street && parts.length) address._line = present.map(([, isStreet]) => (isStreet ? { extension: parts } : null));
+  const line = streetParts(present, street, number, a.streetType, a.street);
+  if (line) address._line = line;
   if (city) address.city = city;
   if (postalCode) address.postalCode = postalCode;
   return Object.keys(address).length ? address : undefined;

@@ -288,17 +288,23 @@ function addressOf(f: StructurePart): Json | undefined {
   const address: Json = {};
   if (f.codeCommune) address.extension = [{ url: EXT.inseeCode, valueCoding: coding(COMMUNE_SYSTEM, f.codeCommune, f.libelleCommune) }];
   if (present.length) address.line = present.map(([text]) => text);
-  const parts = [
-    number && { url: EXT.houseNumber, valueString: number },
-    f.codeTypeVoie && { url: EXT.streetNameType, valueString: f.codeTypeVoie },
-    f.libelleVoie && { url: EXT.streetNameBase, valueString: f.libelleVoie },
-  ].filter(Boolean);
-  if (street && parts.length) address._line = present.map(([, isStreet]) => (isStreet ? { extension: parts } : null));
+  const line = streetParts(present, street, number, f.codeTypeVoie, f.libelleVoie);
+  if (line) address._line = line;
   if (city) address.city = city;
   if (f.libelleDepartement) address.district = f.libelleDepartement;
   if (postalCode) address.postalCode = postalCode;
   if (f.libellePays) address.country = f.libellePays;
   return Object.keys(address).length ? address : undefined;
+}
+
+/** The ADXP parts of the street line, in `_line` beside `line` (null for the other lines), as in the live API. */
+export function streetParts(lines: readonly [string, boolean][], street: string, number: string, type: string, name: string): (Json | null)[] | undefined {
+  const parts = [
+    number && { url: EXT.houseNumber, valueString: number },
+    type && { url: EXT.streetNameType, valueString: type },
+    name && { url: EXT.streetNameBase, valueString: name },
+  ].filter(Boolean);
+  return street && parts.length ? lines.map(([, isStreet]) => (isStreet ? { extension: parts } : null)) : undefined;
 }
 
 function telecomOf(f: StructurePart): Json[] {
