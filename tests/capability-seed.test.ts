@@ -51,10 +51,15 @@ const EXTRAS: Record<string, Partial<Record<Kind, Record<string, string>>>> = {
     },
     searchRevInclude: {
       'Organization:partof': 'partof is a reference to Organization: a legal entity brings its geographical entities (the reverse of §4.3 _include=Organization:partof)',
+      'Location:organization': 'the places (Location, FINESS geolocation) of an establishment',
     },
   },
   'v2 PractitionerRole': {
+    searchInclude: {
+      'PractitionerRole:location': 'the Location of the activity\'s establishment',
+    },
     searchParam: {
+      location: 'FHIR R4 PractitionerRole location: the Location of the establishment, so location.near=… finds practitioners by where they practise',
       _has: 'FHIR reverse chaining, on every type; the seed lists it in the v1 table only',
       _total: 'result parameter of every search; the seed lists it in the v1 table only',
       _sort: 'result parameter of every search (FHIR R4 _sort), with the keys of the type in its documentation',
@@ -73,8 +78,15 @@ const EXTRAS: Record<string, Partial<Record<Kind, Record<string, string>>>> = {
       'PractitionerRole:organization': 'v1 Organization takes _revinclude (§4.2, values not shown); §4.3 lists it for Organization without a version',
       'Device:organization': 'v1 Organization takes _revinclude (§4.2, values not shown); §4.3 lists it for Organization without a version',
       'HealthcareService:organization': 'v1 Organization takes _revinclude (§4.2, values not shown); §4.3 lists it for Organization without a version',
+      'Location:organization': 'the places (Location, FINESS geolocation) of an establishment, as in v2',
     },
   },
+};
+
+/** Types searched beyond the seed's tables, with the reason (their parameters are the registry's, tests/registry.test.ts). */
+const EXTRA_TYPES: Record<Version, Record<string, string>> = {
+  v1: {},
+  v2: { Location: 'FHIR Location of each establishment FINESS geolocates, searched with near (nearest first)' },
 };
 
 /** The seed's declarations, by `version type`: §4.4–4.7 names, §4.3 include rows. */
@@ -132,7 +144,7 @@ for (const version of ['v1', 'v2'] as const) {
     // The types searched; Device and HealthcareService are only read (tests/full-urls.test.ts).
     const resources = cs.rest[0].resource.filter((r) => r.interaction.some((i) => i.code === 'search-type'));
     const types = [...seed.keys()].filter((k) => k.startsWith(`${version} `)).map((k) => k.slice(version.length + 1));
-    t.same(resources.map((r) => r.type).sort(), [...types].sort(), `${version} serves the types the seed has tables for`);
+    t.same(resources.map((r) => r.type).sort(), [...types, ...Object.keys(EXTRA_TYPES[version])].sort(), `${version} serves the types the seed has tables for, and the listed extra types`);
     for (const type of types) {
       const server = resources.find((r) => r.type === type);
       if (!server) continue;

@@ -18,18 +18,21 @@ const HL7 = 'http://hl7.org/fhir/SearchParameter';
 const V2: Version[] = ['v2'];
 const V12: Version[] = ['v1', 'v2'];
 const MAIN = ['Practitioner', 'Organization', 'PractitionerRole'] as const;
+const SEARCHED = [...MAIN, 'Location'] as const;
 
 const mss = [['telecom[]', { where: [{ ext: EXT.emailType }, 'value[x]', 'code'], is: 'MSSANTE' }, 'value']];
 const address = (...parts: string[]) => parts.map((p) => ['address[]', p]);
+/** Location.address does not repeat. */
+const oneAddress = (...parts: string[]) => parts.map((p) => ['address', p]);
 
 export const PARAMS: SearchParamDef[] = [
   // ---- common to the three types -------------------------------------------------------------
   {
-    code: '_id', type: 'token', base: [...MAIN], versions: V12, column: 'id', paths: [['id']], selective: true, sortable: true,
+    code: '_id', type: 'token', base: [...SEARCHED], versions: V12, column: 'id', paths: [['id']], selective: true, sortable: true,
     description: 'Technical id of the resource (exact, case-sensitive).', definition: `${HL7}/Resource-id`,
   },
   {
-    code: '_lastUpdated', type: 'date', base: [...MAIN], versions: V12, paths: [['meta', 'lastUpdated']], instant: true, sortable: true,
+    code: '_lastUpdated', type: 'date', base: [...SEARCHED], versions: V12, paths: [['meta', 'lastUpdated']], instant: true, sortable: true,
     aliases: [{ name: '_since', versions: ['v1'], prefix: 'ge' }],
     description: 'meta.lastUpdated, an instant. Prefixes eq ne gt lt ge le sa eb ap; a value without a time zone is read in UTC.',
     definition: `${HL7}/Resource-lastUpdated`,
@@ -39,11 +42,11 @@ export const PARAMS: SearchParamDef[] = [
     description: 'Whether the record is active: true or false.',
   },
   {
-    code: 'identifier', type: 'token', base: [...MAIN], versions: V12, paths: [['identifier[]']], selective: true,
+    code: 'identifier', type: 'token', base: [...SEARCHED], versions: V12, paths: [['identifier[]']], selective: true,
     description: 'Business identifier: value, system|value, |value or system| (RPPS, IDNPS, FINESS, SIREN, SIRET, RPPS-rang, activity id). Values are case-sensitive.',
   },
   {
-    code: 'data-information-system', type: 'token', base: [...MAIN], versions: V2,
+    code: 'data-information-system', type: 'token', base: [...SEARCHED], versions: V2,
     aliases: [{ name: 'as-sp-data-information-system', versions: ['v1'] }],
     paths: [['meta', { ext: EXT.dataTrace }, { ext: 'systeme-information' }, 'value[x]']],
     impliedSystem: CODE_SYSTEMS['as-cs-type-systeme-information'],
@@ -180,6 +183,42 @@ export const PARAMS: SearchParamDef[] = [
     code: 'role', type: 'token', base: ['PractitionerRole'], versions: V2, paths: [['code[]']],
     description: 'Function, activity kind, exercise mode or pharmacist register section (TRE_R21, R22, R23, R85, R96, R06, G05).',
     definition: `${HL7}/PractitionerRole-role`,
+  },
+  {
+    code: 'location', type: 'reference', base: ['PractitionerRole'], versions: V2, target: ['Location'],
+    paths: [['location[]']], selective: true,
+    description: 'The place of the activity: the Location of its establishment, when FINESS geolocates it (location.near=… finds practitioners by where they practise).',
+    definition: `${HL7}/PractitionerRole-location`,
+  },
+  // ---- Location: an establishment's place (FINESS geolocation) -----------------------------
+  {
+    code: 'name', type: 'string', base: ['Location'], versions: V2, paths: [['name'], ['alias[]']], sortable: true,
+    description: 'Name of the place (the establishment\'s name) or alias.', definition: `${HL7}/Location-name`,
+  },
+  {
+    code: 'status', type: 'token', base: ['Location'], versions: V2, paths: [['status']],
+    impliedSystem: 'http://hl7.org/fhir/location-status',
+    description: 'active, suspended or inactive (an establishment closed or no longer in the feed).', definition: `${HL7}/Location-status`,
+  },
+  {
+    code: 'organization', type: 'reference', base: ['Location'], versions: V2, target: ['Organization'],
+    paths: [['managingOrganization']], selective: true,
+    description: 'The establishment (Organization) the place is of.', definition: `${HL7}/Location-organization`,
+  },
+  {
+    code: 'address', type: 'string', base: ['Location'], versions: V2,
+    paths: oneAddress('line[]', 'city', 'district', 'state', 'postalCode', 'country', 'text'),
+    description: 'Any part of the address (line, city, district, state, postal code, country, text).',
+    definition: `${HL7}/Location-address`,
+  },
+  {
+    code: 'address-city', type: 'string', base: ['Location'], versions: V2, paths: oneAddress('city'), sortable: true,
+    description: 'Municipality.', definition: `${HL7}/Location-address-city`,
+  },
+  {
+    code: 'address-postalcode', type: 'string', base: ['Location'], versions: V2, paths: oneAddress('postalCode'), sortable: true,
+    description: 'Postal code; a prefix finds a whole department (address-postalcode=75).',
+    definition: `${HL7}/Location-address-postalcode`,
   },
   // ---- stored only to be included -------------------------------------------------------------
   {

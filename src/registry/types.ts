@@ -1,16 +1,16 @@
 /** Types of the search-parameter registry (src/registry/params.ts is the table itself). */
 
-export const RESOURCE_TYPES = ['Practitioner', 'Organization', 'PractitionerRole', 'Device', 'HealthcareService'] as const;
+export const RESOURCE_TYPES = ['Practitioner', 'Organization', 'PractitionerRole', 'Location', 'Device', 'HealthcareService'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 /** Types with a search endpoint; Device and HealthcareService are stored only to be included. */
-export const SEARCHABLE_TYPES = ['Practitioner', 'Organization', 'PractitionerRole'] as const satisfies readonly ResourceType[];
+export const SEARCHABLE_TYPES = ['Practitioner', 'Organization', 'PractitionerRole', 'Location'] as const satisfies readonly ResourceType[];
 
 export const VERSIONS = ['v1', 'v2'] as const;
 export type Version = (typeof VERSIONS)[number];
 /** The resource types each API version searches. */
 export const VERSION_TYPES: Record<Version, readonly ResourceType[]> = {
   v1: ['Organization'],
-  v2: ['Practitioner', 'Organization', 'PractitionerRole'],
+  v2: ['Practitioner', 'Organization', 'PractitionerRole', 'Location'],
 };
 /**
  * The resource types each API version reads (`GET [base]/Type/id`): every stored type in v2, so that

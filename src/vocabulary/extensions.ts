@@ -31,6 +31,8 @@ export const DP_PROFILE = {
   Organization: `${SD}/as-dp-organization`,
   Device: `${SD}/as-dp-device`,
   HealthcareService: `${SD}/as-dp-healthcareservice-healthcare-activity`,
+  // The directory's guide has no DP profile of Location: the French core one is named.
+  Location: `${FR_SD}/fr-core-location`,
 } as const;
 
 /** meta.profile by resource type: the French core profile where there is one, then the DP profile. */
@@ -40,6 +42,7 @@ export const PROFILES = {
   Organization: [`${FR_SD}/fr-core-organization`, DP_PROFILE.Organization],
   Device: [DP_PROFILE.Device],
   HealthcareService: [DP_PROFILE.HealthcareService],
+  Location: [DP_PROFILE.Location],
 } as const;
 export type ProfiledType = keyof typeof PROFILES;
 

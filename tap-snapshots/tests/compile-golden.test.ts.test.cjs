@@ -27,7 +27,7 @@ order by r.rid
 limit $7
 -- $1 = ["11", "12"]
 -- $2 = -287431876 (Organization.partof)
--- $3 = [-1843838546 (PractitionerRole.organization), -1518042888 (Device.organization), -1624926242 (HealthcareService.organization)]
+-- $3 = [-1843838546 (PractitionerRole.organization), 2124547271 (Location.organization), -1518042888 (Device.organization), -1624926242 (HealthcareService.organization)]
 -- $4 = "Organization"
 -- $5 = ["a", "b"]
 -- $6 = ["11", "12"]
@@ -93,16 +93,17 @@ where r.rid in (
   join resource t on t.type = x.target_type
     and t.id = x.target_id
   where x.rid = any($1::bigint[])
-    and (x.param = $2 or x.param = $3)
+    and (x.param = $2 or x.param = $3 or x.param = $4)
 )
-  and r.rid <> all($4::bigint[])
+  and r.rid <> all($5::bigint[])
 order by r.rid
-limit $5
+limit $6
 -- $1 = ["11", "12"]
 -- $2 = -364934787 (PractitionerRole.practitioner)
 -- $3 = -1843838546 (PractitionerRole.organization)
--- $4 = ["11", "12"]
--- $5 = 101
+-- $4 = -437351886 (PractitionerRole.location)
+-- $5 = ["11", "12"]
+-- $6 = 101
 `
 
 exports[`tests/compile-golden.test.ts > TAP > _include and _revinclude > PractitionerRole?_include=PractitionerRole:*: page rids 11,12 ids a,b 1`] = `
@@ -114,16 +115,17 @@ where r.rid in (
   join resource t on t.type = x.target_type
     and t.id = x.target_id
   where x.rid = any($1::bigint[])
-    and (x.param = $2 or x.param = $3)
+    and (x.param = $2 or x.param = $3 or x.param = $4)
 )
-  and r.rid <> all($4::bigint[])
+  and r.rid <> all($5::bigint[])
 order by r.rid
-limit $5
+limit $6
 -- $1 = ["11", "12"]
 -- $2 = -364934787 (PractitionerRole.practitioner)
 -- $3 = -1843838546 (PractitionerRole.organization)
--- $4 = ["11", "12"]
--- $5 = 101
+-- $4 = -437351886 (PractitionerRole.location)
+-- $5 = ["11", "12"]
+-- $6 = 101
 `
 
 exports[`tests/compile-golden.test.ts > TAP > _include and _revinclude > PractitionerRole?_include=PractitionerRole:practitioner: an empty page 1`] = `
