@@ -36,6 +36,8 @@ export interface RunStats {
   serverCpuMsPerReq?: number;
   /** CPU use of the server process, % of one core (HTTP only): near 100 = its one thread is the bottleneck. */
   serverCpuPct?: number;
+  /** CPU time of the database cluster (its postmaster and every process under it) per request, ms. */
+  dbCpuMsPerReq?: number;
   /** share of the machine's CPU time that was busy during the run (all processes, all cores), %. */
   machineBusyPct?: number;
   /**
@@ -508,8 +510,22 @@ export function machineCpu(): { busy: number; steal: number; total: number } | u
 
 /** Processes of the benchmark: the trees under the given roots (this process, the postmaster). */
 let ownRoots: number[] = [process.pid];
-export function setOwnRoots(roots: number[]): void {
+/** The database cluster's postmaster, whose tree's CPU time is the database's share of a run. */
+let databaseRoot: number | undefined;
+export function setOwnRoots(roots: number[], database?: number): void {
   ownRoots = roots;
+  databaseRoot = database;
+}
+
+/** The postmaster of the local cluster a connection is on: its backend's parent. undefined off Linux. */
+export async function postmasterOf(sql: { unsafe(q: string): Promise<unknown> }): Promise<number | undefined> {
+  const [{ pid }] = (await sql.unsafe('select pg_backend_pid() as pid')) as { pid: number }[];
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
 }
 
 /** CPU time of every process in the trees of `roots` (default: `ownRoots`), in jiffies (undefined off Linux). */
@@ -557,12 +573,15 @@ export async function withCpu<T extends RunStats>(pid: number | undefined, run: 
   const m0 = machineCpu();
   const o0 = ownCpuJiffies();
   const p0 = treeCpuMs(pid);
+  const d0 = treeCpuMs(databaseRoot);
   const t0 = performance.now();
   const st = await run();
   const wall = performance.now() - t0;
   const m1 = machineCpu();
   const o1 = ownCpuJiffies();
   const p1 = treeCpuMs(pid);
+  const d1 = treeCpuMs(databaseRoot);
+  if (d0 !== undefined && d1 !== undefined && st.requests) st.dbCpuMsPerReq = (d1 - d0) / st.requests;
   if (m0 && m1 && m1.total > m0.total) {
     st.machineBusyPct = (100 * (m1.busy - m0.busy)) / (m1.total - m0.total);
     st.stealPct = (100 * (m1.steal - m0.steal)) / (m1.total - m0.total);

@@ -249,10 +249,11 @@ function runRow(name: string, run: ClassRun, extra = ''): string {
   const h = run.http;
   const fl = run.floor;
   const cpu = h.serverCpuPct === undefined ? '–' : `${h.serverCpuPct.toFixed(0)} % · ${f1(h.serverCpuMsPerReq)}`;
+  const db = h.dbCpuMsPerReq === undefined ? '–' : f1(h.dbCpuMsPerReq);
   const busy = (x: RunStats | undefined) =>
     x?.machineBusyPct === undefined ? '–'
       : `${x.machineBusyPct.toFixed(0)}${x.othersBusyPct === undefined ? '' : ` (${x.othersBusyPct.toFixed(0)}${x.stealPct === undefined ? '' : ` · st ${x.stealPct.toFixed(0)}`})`}`;
-  return `| ${name}${extra} | ${run.concurrency} | ${int(h.rps)} | ${f1(h.p50)} | ${f1(h.p99)} | ${f1(h.max)} | ${h.errors} | ${cpu} | ${busy(h)} | ${fl ? int(fl.rps) : '–'} | ${fl ? f1(fl.p50) : '–'} | ${fl ? f1(fl.p99) : '–'} | ${fl ? f1(fl.max) : '–'} | ${fl ? fl.errors : '–'} | ${busy(fl)} | ${ratio(run.ratio)} |`;
+  return `| ${name}${extra} | ${run.concurrency} | ${int(h.rps)} | ${f1(h.p50)} | ${f1(h.p99)} | ${f1(h.max)} | ${h.errors} | ${cpu} | ${db} | ${busy(h)} | ${fl ? int(fl.rps) : '–'} | ${fl ? f1(fl.p50) : '–'} | ${fl ? f1(fl.p99) : '–'} | ${fl ? f1(fl.max) : '–'} | ${fl ? fl.errors : '–'} | ${busy(fl)} | ${ratio(run.ratio)} |`;
 }
 
 const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -273,7 +274,14 @@ function mixedText(m: MixedStats): string {
   return `${m.concurrency} concurrent clients (node:http, one keep-alive connection each, in the load generator's process) for ${sec(m.durationS * 1000)}, ` +
     `each request drawing a class uniformly (every class measured above but the deep walk's and total-accurate), then one of its paths: ` +
     `**${int(m.rps)} requests/s** in all, p50 ${f1(m.p50)} ms, p99 ${f1(m.p99)} ms, max ${f1(m.max)} ms, ${m.errors} errors` +
-    `${m.serverCpuPct === undefined ? '' : `; server ${m.serverCpuPct.toFixed(0)} % CPU`}${m.machineBusyPct === undefined ? '' : `, machine ${m.machineBusyPct.toFixed(0)} % busy`}.`;
+    `${m.serverCpuPct === undefined ? '' : `; server ${m.serverCpuPct.toFixed(0)} % CPU`}${m.machineBusyPct === undefined ? '' : `, machine ${m.machineBusyPct.toFixed(0)} % busy`}` +
+    `${cpuPerRequest(m) ?? ''}.`;
+}
+
+/** CPU time per request of the server and of PostgreSQL, apart and together: the figure that does not depend on the load generator. */
+function cpuPerRequest(m: RunStats): string | undefined {
+  if (m.serverCpuMsPerReq === undefined || m.dbCpuMsPerReq === undefined) return undefined;
+  return `; CPU per request ${f1(m.serverCpuMsPerReq + m.dbCpuMsPerReq)} ms (server ${f1(m.serverCpuMsPerReq)}, PostgreSQL ${f1(m.dbCpuMsPerReq)})`;
 }
 
 /** The alternated mixed runs side by side: the default form against `_total=none`. */
@@ -282,9 +290,9 @@ function alternatedTable(alt: NonNullable<BenchResult['mixedAlternated']>): stri
   return [
     'The same mixed run alternated between the default form (a full first page carries `total`) and every path with `_total=none` appended (no count at all):',
     '',
-    '| run | form | req/s | p50 | p99 | identifier p99 | id p99 | server CPU |',
-    '|---|---|---|---|---|---|---|---|',
-    ...alt.map((x, i) => `| ${i + 1} | ${x.form === 'none' ? '`_total=none`' : 'default'} | ${int(x.stats.rps)} | ${f1(x.stats.p50)} | ${f1(x.stats.p99)} | ${p99(x.stats, 'identifier')} | ${p99(x.stats, 'id')} | ${x.stats.serverCpuPct === undefined ? '–' : `${x.stats.serverCpuPct.toFixed(0)} %`} |`),
+    '| run | form | req/s | p50 | p99 | identifier p99 | id p99 | server CPU | CPU ms/req server · PG |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...alt.map((x, i) => `| ${i + 1} | ${x.form === 'none' ? '`_total=none`' : 'default'} | ${int(x.stats.rps)} | ${f1(x.stats.p50)} | ${f1(x.stats.p99)} | ${p99(x.stats, 'identifier')} | ${p99(x.stats, 'id')} | ${x.stats.serverCpuPct === undefined ? '–' : `${x.stats.serverCpuPct.toFixed(0)} %`} | ${f1(x.stats.serverCpuMsPerReq)} · ${f1(x.stats.dbCpuMsPerReq)} |`),
   ];
 }
 
@@ -352,8 +360,9 @@ export function renderMarkdown(r: BenchResult): string {
     `Floor: the server's own runSearch through postgres.js in the bench process, no HTTP (token systems and :contains estimates, page with limit _count+1, the count when the server would run it, the include query)${h ? `, on as many connections as the server has in all (${h.floorPools.custom} + ${h.floorPools.generic})` : ''}. ` +
     'Latencies in ms; errors = non-2xx + socket errors; ratio = HTTP req/s ÷ floor req/s. ' +
     '"server CPU" is the CPU use of the server\'s processes (% of one core: each runs one Node thread, so ~100 % per process means the server is the bottleneck) and their CPU time per request; ' +
+    '"PG ms/req" the CPU time per request of the PostgreSQL cluster (its postmaster and every process under it, from /proc): with the server\'s, the cost of a request whatever the load generator takes; ' +
     '"busy %" is the share of the whole machine\'s CPU time (2 cores, every process) that was busy during the run, and in parentheses the part of it used by processes other than the benchmark\'s (other people\'s work: a run with a high figure there is perturbed) and, after "st", the part stolen by the host (the VM\'s vCPUs were ready and the host ran something else: counted as busy, and it slows every process of the run).', '');
-  L.push('| class | c | HTTP req/s | p50 | p99 | max | err | server CPU · ms/req | busy % | floor req/s | p50 | p99 | max | err | busy % | ratio |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  L.push('| class | c | HTTP req/s | p50 | p99 | max | err | server CPU · ms/req | PG ms/req | busy % | floor req/s | p50 | p99 | max | err | busy % | ratio |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const run of r.ceiling) L.push(runRow('**hello-world ceiling**', run));
   for (const c of r.classes) for (const run of c.runs) L.push(runRow(c.name, run));
   L.push('');

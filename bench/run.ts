@@ -26,7 +26,7 @@ import {
   type Dataset,
 } from './dataset.ts';
 import {
-  floorRun, hashName, httpOk, httpRun, loadGeneratorName, log, mixedChildRun, portInUse, probe, setOwnRoots, startChild, treeCpuMs, withCpu,
+  floorRun, hashName, httpOk, httpRun, loadGeneratorName, log, mixedChildRun, portInUse, postmasterOf, probe, setOwnRoots, startChild, treeCpuMs, withCpu,
   type Child, type RunStats,
 } from './drive.ts';
 import { runLoadJob } from './load-child.ts';
@@ -313,9 +313,10 @@ async function main(): Promise<number> {
   }
   // CPU accounting: the benchmark's own processes are this one (and its children) and, when
   // embedded, the postmaster and its backends; the rest of the machine's CPU use is someone else's.
-  const postmaster = handle ? postmasterPid(path.join(dir, 'db', 'pg')) : undefined;
-  setOwnRoots([process.pid, ...(postmaster ? [postmaster] : [])]);
   const admin = connectUrl(adminUrl, { max: 2 });
+  // A DATABASE_URL is a local cluster (benchmarks target loopback only): its postmaster is found the same way.
+  const postmaster = handle ? postmasterPid(path.join(dir, 'db', 'pg')) : await postmasterOf(admin);
+  setOwnRoots([process.pid, ...(postmaster ? [postmaster] : [])], postmaster);
   const children: Child[] = [];
   const pools: Sql[] = [admin];
   const cleanup = async () => {
@@ -561,7 +562,7 @@ async function main(): Promise<number> {
         const ratio = http.rps / floor.rps;
         res.runs.push({ concurrency: c, http, floor, ratio });
         log(`  c=${c}: HTTP ${Math.round(http.rps)} req/s p50 ${http.p50.toFixed(2)} p99 ${http.p99.toFixed(2)} max ${http.max.toFixed(1)} err ${http.errors}` +
-          ` (server ${http.serverCpuPct?.toFixed(0)} % CPU, ${http.serverCpuMsPerReq?.toFixed(2)} ms/req; machine ${http.machineBusyPct?.toFixed(0)} % busy, ${http.stealPct?.toFixed(0)} % stolen)` +
+          ` (server ${http.serverCpuPct?.toFixed(0)} % CPU, ${http.serverCpuMsPerReq?.toFixed(2)} ms/req; PostgreSQL ${http.dbCpuMsPerReq?.toFixed(2)} ms/req; machine ${http.machineBusyPct?.toFixed(0)} % busy, ${http.stealPct?.toFixed(0)} % stolen)` +
           ` | floor ${Math.round(floor.rps)} req/s p50 ${floor.p50.toFixed(2)} p99 ${floor.p99.toFixed(2)} err ${floor.errors} | ratio ${ratio.toFixed(2)}`);
         if (http.errors) await describeErrors(cls, opts.port, headers, notes, http);
         if (floor.errors) notes.push(`${cls.name} c=${c}: ${floor.errors} floor errors, first: ${floor.firstError}`);
@@ -589,7 +590,8 @@ async function main(): Promise<number> {
         }));
         if (forms.length > 1) (result.mixedAlternated ??= []).push({ form, stats: mixed });
         if (i === 0) result.mixed = mixed;
-        log(`  ${Math.round(mixed.rps)} req/s, p50 ${mixed.p50.toFixed(2)} p99 ${mixed.p99.toFixed(2)} max ${mixed.max.toFixed(1)} err ${mixed.errors}`);
+        log(`  ${Math.round(mixed.rps)} req/s, p50 ${mixed.p50.toFixed(2)} p99 ${mixed.p99.toFixed(2)} max ${mixed.max.toFixed(1)} err ${mixed.errors}; ` +
+          `CPU ms/req server ${mixed.serverCpuMsPerReq?.toFixed(2)}, PostgreSQL ${mixed.dbCpuMsPerReq?.toFixed(2)}`);
         for (const [name, st] of Object.entries(mixed.classes)) {
           if (i === 0) log(`    ${name}: ${st.requests} requests, p50 ${st.p50.toFixed(2)} p99 ${st.p99.toFixed(2)} max ${st.max.toFixed(1)} err ${st.errors}`);
           if (st.errors) notes.push(`mixed run ${i + 1} (${form}), ${name}: ${st.errors} errors, first: ${st.firstError}`);
