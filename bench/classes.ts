@@ -18,7 +18,7 @@ export interface QueryClass {
 /** Every query class, `deep` (the three deep-walk classes) and `mixed` (the mixed run), in the order they run. */
 export const CLASS_NAMES = [
   'identifier', 'id', 'name-prefix', 'name-prefix-accented', 'name-family-given', 'contains', 'phonetic', 'postalcode', 'postalcode-city',
-  'org-type', 'qualification', 'role', 'last-updated', 'last-updated-range', 'reference', 'chained', 'include', 'revinclude',
+  'org-type', 'qualification', 'role', 'last-updated', 'last-updated-range', 'reference', 'chained', 'include', 'revinclude', 'near',
   'next-page', 'sorted-first', 'sorted-deep', 'deep', 'total-accurate', 'mixed',
 ] as const;
 export type ClassName = (typeof CLASS_NAMES)[number];
@@ -65,6 +65,8 @@ export interface Samples {
   Practitioner: Res[];
   PractitionerRole: Res[];
   Organization: Res[];
+  /** absent from datasets generated before Locations were. */
+  Location?: Res[];
 }
 
 /** Most frequent first, ties in order of appearance. */
@@ -247,6 +249,18 @@ export function buildClasses(s: Samples, seed: number, totalNone = false): Map<C
 
   add('revinclude', 'Practitioner?family=<family name>&_revinclude=PractitionerRole:practitioner',
     families.map((f) => path('Practitioner', [['family', f], ['_revinclude', 'PractitionerRole:practitioner']])));
+
+  // Where people are: around a sampled establishment, moved by up to 3 km in any direction.
+  const positions = (s.Location ?? []).map((l) => l.position).filter((p): p is { latitude: number; longitude: number } =>
+    typeof p?.latitude === 'number' && typeof p?.longitude === 'number');
+  add('near', 'Location?near=<lat>|<lon>|<1–20>|km around a sampled establishment\'s position moved by up to 3 km (nearest first, distances in the entries)',
+    positions.map((p) => {
+      const km = 3 * Math.sqrt(rng.next());
+      const bearing = 2 * Math.PI * rng.next();
+      const lat = p.latitude + (km / 111.2) * Math.cos(bearing);
+      const lon = p.longitude + (km / (111.2 * Math.cos((p.latitude * Math.PI) / 180))) * Math.sin(bearing);
+      return path('Location', [['near', `${lat.toFixed(5)}|${lon.toFixed(5)}|${rng.range(1, 20)}|km`]]);
+    }));
 
   const sorted = sorts(s, totalNone, (values) => uniq(values).slice(0, 20));
   add('sorted-first', `sorted first pages, each sort drawn as often: ${sorted.map((x) => x.label).join(', ')}`,

@@ -164,6 +164,7 @@ export function evaluateTargets(r: BenchResult): Target[] {
   p99('contains', 150);
   p99('phonetic', 50);
   p99('sorted-first', 50);
+  p99('near', 25);
 
   if (r.totals?.length) {
     const share = (single: boolean) => {
@@ -224,6 +225,14 @@ export function evaluateTargets(r: BenchResult): Target[] {
     out.push({
       name: `${cls} in the mixed run p99`, goal: '< 10 ms', measured: `${f1(st.p99)} ms`, met: st.p99 < 10 && st.errors === 0,
       note: st.errors ? `${st.errors} errors` : undefined, class: cls, concurrency: mixed.concurrency, mixed: true,
+    });
+  }
+  const near = mixed?.classes.near;
+  const lookup = mixed?.classes.identifier;
+  if (near && lookup) {
+    out.push({
+      name: 'near in the mixed run p99', goal: '≤ 2 × identifier\'s', measured: `${ratio(near.p99 / lookup.p99)} × (${f1(near.p99)} vs ${f1(lookup.p99)} ms)`,
+      met: near.p99 <= 2 * lookup.p99 && near.errors === 0, note: near.errors ? `${near.errors} errors` : undefined, class: 'near', concurrency: mixed.concurrency, mixed: true,
     });
   }
 
