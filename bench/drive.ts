@@ -528,7 +528,7 @@ export async function postmasterOf(sql: { unsafe(q: string): Promise<unknown> })
   }
 }
 
-/** CPU time of every process in the trees of `roots` (default: `ownRoots`), in jiffies (undefined off Linux). */
+/** CPU time of every process in the trees of `roots` (default: `ownRoots`) and of their reaped children, in jiffies (undefined off Linux). */
 export function ownCpuJiffies(roots: number[] = ownRoots): number | undefined {
   let names: string[];
   try {
@@ -541,7 +541,8 @@ export function ownCpuJiffies(roots: number[] = ownRoots): number | undefined {
     try {
       const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      procs.set(Number(n), { ppid: Number(f[1]), cpu: Number(f[11]) + Number(f[12]) });
+      // Its own time and that of its children already reaped (a backend that ended leaves the tree, not the sum).
+      procs.set(Number(n), { ppid: Number(f[1]), cpu: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
     } catch {
       // ended meanwhile
     }
