@@ -47,6 +47,17 @@ export interface SearchType<C extends Condition = Condition, Row = unknown> {
    */
   pageRows?(c: C, hints: PlanHints, filter: Statement, limit: number): Statement | undefined;
   /**
+   * A type whose conditions measure each match (near: its distance in km), smaller first: a search
+   * without `_sort` with such a condition on its own type is read in that order, and its match
+   * entries carry the measure (src/fhir/compile.ts `measuredBy`).
+   */
+  measure?: {
+    /** Rows (rid, m): the rids `rows` gives, each with its measure `m` (float8). */
+    rows(c: C, hints: PlanHints, type: ResourceType): Statement;
+    /** The JSON text of a match entry's `search.extension` for the measure `m` (a text expression). */
+    extension(m: Statement): Statement;
+  };
+  /**
    * Resources counted per value (value_count, sql/012): whether a parameter's values are counted,
    * the keys a row counts under (`system`: a token system's key, its id or a mark) — the same as
    * the SQL of sql/012 — and the keys whose counts add up to a one-condition search's total.
