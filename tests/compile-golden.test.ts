@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { countedQuery, countQuery, includeQuery, measuredPageQuery, pageQuery, RANK_PHASES, rankPhase } from '../src/fhir/compile.ts';
+import { countedQuery, countQuery, includeQuery, measuredPageQuery, pageQuery, RANK_PHASES, rankPhase, withMeasure } from '../src/fhir/compile.ts';
 import { renderStatement, subsetting } from '../src/fhir/entries.ts';
 import { parseSearch, type ParseContext } from '../src/fhir/parse.ts';
 import type { PlanHints, SearchRequest } from '../src/fhir/search-request.ts';
@@ -167,6 +167,8 @@ t.test('near: nearest first, its circle read band by band', async (t) => {
     'Organization?_has:Location:organization:near=48.8534|2.3488|500|m',
     'Location?near:missing=true',
   ]);
+  const byName = parse('Location?near=48.8534|2.3488|2&_sort=name');
+  golden(t, 'Location?near=48.8534|2.3488|2&_sort=name: phase 1, each row with its distance', withMeasure(byName, sortedPageQuery(hints({ sortPath: 'sorted' }), byName, 1, undefined, 51)));
   golden(t, 'Location?near=48.8534|2.3488|2|km: countQuery', countQuery(hints(), parse('Location?near=48.8534|2.3488|2|km')));
   golden(t, 'Location?near=48.8534|2.3488|2|km&status=active: countQuery', countQuery(hints(), parse('Location?near=48.8534|2.3488|2|km&status=active')));
   const rows = measuredPageQuery(hints(), parse('Location?near=48.8534|2.3488'), undefined, 21);

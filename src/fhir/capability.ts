@@ -19,7 +19,7 @@ const DATE_DOC =
 const REF_DOC = 'Reference: id, Type/id or an absolute URL of this server; chained searches (param.child=value) are supported.';
 const NEAR_DOC =
   `Near: one point per parameter (a comma is refused; several near parameters are several circles, all required); great-circle distance on a sphere of ${EARTH_RADIUS_KM} km. ` +
-  'Without _sort, the matches come nearest first, each match entry with its distance in km (search.extension location-distance); through a chain or _has it only selects.';
+  'The first near orders the matches; the others, and a near through a chain or _has, only select.';
 
 /**
  * What every search of every type and version takes besides the registry's parameters: reverse

@@ -105,11 +105,21 @@ function matchKeys(hints: PlanHints, req: SearchRequest, afterRid: string | unde
  * The order of a search's matches, one rule: `_sort` when given (src/fhir/sort.ts); else the measure
  * of its first measured condition, smallest first (near: nearest first), ties by key; else, with a
  * phonetic condition, its rank phases; else key order. A measured or ranked condition that does
- * not order only selects; so does one inside a chain or `_has`.
+ * not order only selects; so does one inside a chain or `_has`. Whatever the order, the match
+ * entries carry the measure of the first measured condition on the type itself.
  */
 export function measuredBy(req: SearchRequest): Positive | undefined {
-  if (req.sort.length > 0) return undefined;
   return req.conditions.find((c): c is Positive => isPositive(c) && c.kind !== 'chain' && c.kind !== 'has' && searchType(c.param).measure !== undefined);
+}
+
+/** Whether the search is read in its measure's order (`measuredBy`). */
+export const measureOrdered = (req: SearchRequest): boolean => req.sort.length === 0 && measuredBy(req) !== undefined;
+
+/** Page rows (rid, type, id, content, ord, key) of a measured search in another order, with their `extension` (measuredPageQuery's). */
+export function withMeasure(req: SearchRequest, rows: Statement): Statement {
+  const by = measuredBy(req)!;
+  const measure = searchType(by.param).measure!;
+  return stmt`select q.rid, q.type, q.id, q.content, q.ord, q.key, ${measure.extension(measure.of(by as never, stmt`q.rid`))} as extension from (${rows}) q order by q.ord`;
 }
 
 /** The match levels of a phonetic search without `_sort`, read in this order: the best matches first. */
@@ -122,7 +132,7 @@ export type RankPhase = (typeof RANK_PHASES)[number];
  * key order, so paging stays keyset).
  */
 export const ranked = (req: SearchRequest): boolean =>
-  req.sort.length === 0 && req.conditions.some((c) => c.kind === 'phonetic') && measuredBy(req) === undefined;
+  req.sort.length === 0 && req.conditions.some((c) => c.kind === 'phonetic') && !measureOrdered(req);
 
 /** The search restricted to one rank phase: its ranking condition matched at exactly that level. */
 export function rankPhase(req: SearchRequest, phase: RankPhase): SearchRequest {

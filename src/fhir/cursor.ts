@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { measuredBy } from './compile.ts';
+import { measureOrdered } from './compile.ts';
 import { badRequest } from './outcome.ts';
 import type { SearchRequest } from './search-request.ts';
 
@@ -87,7 +87,7 @@ export class CursorCodec {
     if (data.r !== undefined && data.r !== 0 && data.r !== 1 && data.r !== 2) throw invalid();
     const rank = data.r === undefined ? {} : { rank: data.r as 0 | 1 | 2 };
     // Signed with its search's digest, a measured search's cursor has its measure: checked all the same.
-    if (measuredBy(req)) {
+    if (measureOrdered(req)) {
       if (typeof data.m !== 'string' || !FLOAT8_TEXT.test(data.m)) throw invalid();
       return { after: data.a, measure: data.m, total, ...lsn };
     }

@@ -223,7 +223,7 @@ export const PARAMS: SearchParamDef[] = [
   },
   {
     code: 'near', type: 'special', special: 'near', base: ['Location'], versions: V2, paths: [['position']],
-    description: `Within a distance of a point: near=latitude|longitude|distance|units (WGS84 degrees), e.g. near=48.8534|2.3488|2|km. Units km, m, mi or [mi_i] (km when left out); distance ${DEFAULT_DISTANCE_KM} km when left out, at most ${MAX_DISTANCE_KM} km.`,
+    description: `Within a distance of a point: near=latitude|longitude|distance|units (WGS84 degrees), e.g. near=48.8534|2.3488|2|km. Units km, m, mi or [mi_i] (km when left out); distance ${DEFAULT_DISTANCE_KM} km when left out, at most ${MAX_DISTANCE_KM} km. Without _sort, nearest first, each match entry with its distance in km (search.extension location-distance).`,
     definition: `${HL7}/Location-near`,
   },
   // ---- stored only to be included -------------------------------------------------------------

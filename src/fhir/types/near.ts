@@ -45,6 +45,7 @@ const SLACK = 1e-9;
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
 export const bandOf = (lat: number): number => Math.floor(lat * BANDS_PER_DEGREE);
+const haversine = (angle: number) => Math.sin(angle / 2) ** 2;
 
 /** One index range of a search: the rows of `band` whose longitude is in [lo, hi] (degrees). */
 export interface BandRange {
@@ -56,9 +57,10 @@ export interface BandRange {
 /**
  * The index ranges that hold every point within `km` of (lat, lon). The circle is a spherical cap
  * of angular radius d: it spans latitudes lat ± d, and at latitude φ the longitudes lon ± Δλ(φ),
- * cos Δλ = (cos d − sin φ sin φ0) / (cos φ cos φ0), widest at the latitude where meridians touch it,
- * sin φT = sin φ0 / cos d. Each band takes its latitude nearest φT. A cap that holds a pole takes
- * whole bands; a range across ±180° is two.
+ * hav Δλ = (hav d − hav(φ − φ0)) / (cos φ cos φ0) (the haversine formula solved for Δλ: exact for
+ * circles of a few metres too), widest at the latitude where meridians touch it, sin φT =
+ * sin φ0 / cos d. Each band takes its latitude nearest φT. A cap that holds a pole takes whole
+ * bands; a range across ±180° is two.
  */
 export function bandRanges(lat: number, lon: number, km: number): BandRange[] {
   const d = km / EARTH_RADIUS_KM;
@@ -72,8 +74,8 @@ export function bandRanges(lat: number, lon: number, km: number): BandRange[] {
     let half = 180;
     if (!polar) {
       const phi = Math.min(Math.max(widest, Math.max(band / BANDS_PER_DEGREE, south) * RAD), Math.min((band + 1) / BANDS_PER_DEGREE, north) * RAD);
-      const cos = (Math.cos(d) - Math.sin(phi) * Math.sin(phi0)) / (Math.cos(phi) * Math.cos(phi0));
-      half = Math.acos(Math.min(1, Math.max(-1, cos))) / RAD + SLACK;
+      const hav = (haversine(d) - haversine(phi - phi0)) / (Math.cos(phi) * Math.cos(phi0));
+      half = (2 * Math.asin(Math.sqrt(Math.min(1, Math.max(0, hav))))) / RAD + SLACK;
     }
     const lo = lon - half;
     const hi = lon + half;
@@ -158,6 +160,7 @@ export const near: SearchType<NearCondition, NearRow> = {
 
   measure: {
     rows: (c) => stmt`select g.rid, g.m from ${ranges(c)} where g.m <= ${c.km}::float8`,
+    of: (c, rid) => stmt`(select min(${distance(c)}) from geo_idx g where g.param = ${c.param.id} and g.rid = ${rid})`,
     // km to the metre: trailing zeros trimmed (3.1, not 3.100).
     extension: (m) => stmt`${EXTENSION_OPEN}::text || trim_scale(round(${m}::numeric, 3))::text || ${EXTENSION_CLOSE}::text`,
   },

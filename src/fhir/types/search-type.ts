@@ -47,13 +47,15 @@ export interface SearchType<C extends Condition = Condition, Row = unknown> {
    */
   pageRows?(c: C, hints: PlanHints, filter: Statement, limit: number): Statement | undefined;
   /**
-   * A type whose conditions measure each match (near: its distance in km), smaller first: a search
-   * without `_sort` with such a condition on its own type is read in that order, and its match
-   * entries carry the measure (src/fhir/compile.ts `measuredBy`).
+   * A type whose conditions measure each match (near: its distance in km): the match entries of a
+   * search with such a condition on its own type carry the measure, and without `_sort` it is read
+   * smallest first (src/fhir/compile.ts `measuredBy`).
    */
   measure?: {
     /** Rows (rid, m): the rids `rows` gives, each with its measure `m` (float8). */
     rows(c: C, hints: PlanHints, type: ResourceType): Statement;
+    /** The measure of the resource `rid` (a float8 expression; its least, when it has several rows). */
+    of(c: C, rid: Statement): Statement;
     /** The JSON text of a match entry's `search.extension` for the measure `m` (a text expression). */
     extension(m: Statement): Statement;
   };
