@@ -13,11 +13,14 @@ create table geo_idx (
 create index geo_idx_band on geo_idx (param, band, lon) include (lat, rid);
 create index geo_idx_rid on geo_idx (param, rid, lat, lon);
 
--- The positions of Locations stored before: Location.near is paramId('Location', 'near'). A
--- position the extractor would refuse is left out (the resource is refused at its next write).
+-- The positions of Locations stored before, as the extractor makes them: Location.near is
+-- paramId('Location', 'near'); a coordinate within 1e-9° of 0 is 0. A position the extractor would
+-- refuse is left out (the resource is refused at its next write).
 insert into geo_idx (rid, param, band, lat, lon)
 select r.rid, 595069498, floor(p.lat * 16)::integer, p.lat, p.lon
 from resource r
-cross join lateral (select (r.content->'position'->>'latitude')::float8 as lat, (r.content->'position'->>'longitude')::float8 as lon
-                    where jsonb_typeof(r.content->'position'->'latitude') = 'number' and jsonb_typeof(r.content->'position'->'longitude') = 'number') p
+cross join lateral (
+  select case when abs(x.lat) < 1e-9 then 0 else x.lat end as lat, case when abs(x.lon) < 1e-9 then 0 else x.lon end as lon
+  from (select (r.content->'position'->>'latitude')::float8 as lat, (r.content->'position'->>'longitude')::float8 as lon
+        where jsonb_typeof(r.content->'position'->'latitude') = 'number' and jsonb_typeof(r.content->'position'->'longitude') = 'number') x) p
 where r.type = 'Location' and abs(p.lat) <= 90 and abs(p.lon) <= 180;

@@ -194,7 +194,7 @@ t.test('bad values: 400 naming near, showing the form', async (t) => {
   for (const value of [
     '48.85', '48.85|', '|2.35', 'abc|2.35', '48.85|east', '48.85|2.35|x', '48.85|2.35|2|km|x', '0x10|2', 'NaN|2', 'Infinity|2',
     '90.0001|2', '-91|2', '48.85|180.5', '48.85|-181', '48.85|2.35|0', '48.85|2.35|-1', '48.85|2.35|1e400', '48.85|2.35|200.001',
-    '48.85|2.35|200001|m', '48.85|2.35|125|mi', '48.85|2.35|2|ft', '48.85|2.35|2|KM', '48.85|2.35,45.75|4.83',
+    '48.85|2.35|200001|m', '48.85|2.35|125|mi', '48.85|2.35|2|ft', '48.85|2.35|2|KM', '48.85|2.35,45.75|4.83', '48.85|2.35|5e-324', '48.85|2.35|0.0009|m',
   ]) {
     await expect400(t, `/fhir/v2/Location?near=${encodeURIComponent(value)}`, 'near');
   }
@@ -204,7 +204,7 @@ t.test('bad values: 400 naming near, showing the form', async (t) => {
   const res = await get(`/fhir/v2/Location?near=${encodeURIComponent('48.85|2.35|300')}`);
   const [issue] = (res.json() as { issue: { diagnostics: string }[] }).issue;
   t.match(issue.diagnostics, 'near=[latitude]|[longitude]|[distance]|[units]', 'the form is shown');
-  t.match(issue.diagnostics, 'at most 200 km', 'and the maximum');
+  t.match(issue.diagnostics, 'is above the maximum, 200 km', 'and the maximum');
   t.same(matches(await walk(`/fhir/v2/Location?near=${q(PZ, 200)}`)).length, within(PZ, 200).length, 'the maximum itself is taken');
 });
 
@@ -234,7 +234,9 @@ t.test('the write paths: a rewrite moves a place, a deletion removes it, positio
     place('loc-west', { latitude: -16.8, longitude: -179.95 }),
     place('loc-pole', { latitude: 89.95, longitude: 10 }),
     place('loc-nowhere'),
+    place('loc-null-island', { latitude: 1e-200, longitude: -5e-324 }),
   );
+  t.same(await ids('near=-5e-324|1e-300|0.001'), ['loc-null-island'], 'coordinates within 1e-9° of 0 are 0 (PostgreSQL refuses arithmetic that underflows)');
   t.same(await ids('near=48.86|2.35|1'), ['loc-moving']);
   await write(place('loc-moving', { latitude: 45.75, longitude: 4.85 }));
   t.same(await ids('near=48.86|2.35|1'), [], 'moved: no longer in Paris');

@@ -43,6 +43,14 @@ const RAD = Math.PI / 180;
  */
 const SLACK = 1e-9;
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+/** The shortest distance taken, km (a millimetre). */
+const MIN_KM = 1e-6;
+
+/**
+ * A coordinate within a billionth of a degree of 0 is 0: PostgreSQL fails float8 arithmetic that
+ * underflows (the square of the sine of 1e-200°), and would fail every search meeting such a row.
+ */
+const flushed = (degrees: number): number => (Math.abs(degrees) < 1e-9 ? 0 : degrees);
 
 export const bandOf = (lat: number): number => Math.floor(lat * BANDS_PER_DEGREE);
 const haversine = (angle: number) => Math.sin(angle / 2) ** 2;
@@ -111,7 +119,7 @@ function parseValue(raw: string, name: string): { lat: number; lon: number; km: 
   const fail = (why: string): never => {
     throw badRequest(
       `parameter ${name}: "${raw}": ${why}; the form is ${NEAR_FORM} (latitude -90 to 90, longitude -180 to 180, WGS84 degrees; ` +
-        `distance above 0 and at most ${MAX_DISTANCE_KM} km, ${DEFAULT_DISTANCE_KM} km when left out; units ${Object.keys(UNITS).join(', ')}, km when left out), e.g. near=48.8534|2.3488|2|km`,
+        `distance from 1 mm to ${MAX_DISTANCE_KM} km, ${DEFAULT_DISTANCE_KM} km when left out; units ${Object.keys(UNITS).join(', ')}, km when left out), e.g. near=48.8534|2.3488|2|km`,
       name,
     );
   };
@@ -126,16 +134,17 @@ function parseValue(raw: string, name: string): { lat: number; lon: number; km: 
   if (!Object.hasOwn(UNITS, unit)) fail(`its unit "${unit}" is not one of ${Object.keys(UNITS).join(', ')}`);
   const distance = part(parts[2], 'distance', fail);
   const km = distance === undefined ? DEFAULT_DISTANCE_KM : distance * UNITS[unit];
-  if (!(km > 0)) fail(`its distance ${parts[2]} is not above 0`);
+  if (!(km >= MIN_KM)) fail(`its distance ${parts[2]} ${unit} is not above 0 (a millimetre at least)`);
   if (km > MAX_DISTANCE_KM) fail(`its distance ${parts[2]} ${unit} is above the maximum, ${MAX_DISTANCE_KM} km`);
-  return { lat: lat!, lon: lon!, km };
+  return { lat: flushed(lat!), lon: flushed(lon!), km };
 }
 
 /** A coordinate of a position: a JSON number within ±`limit`. */
 function coordinate(position: Record<string, unknown>, key: string, limit: number, fail: Fail): number {
   const v = position[key];
+  if (v === undefined || v === null) fail(`is missing (a number from -${limit} to ${limit})`, key);
   if (typeof v !== 'number' || !(Math.abs(v) <= limit)) fail(`must be a number from -${limit} to ${limit}, found ${typeof v === 'number' ? v : describe(v)}`, key);
-  return v as number;
+  return flushed(v as number);
 }
 
 const EXTENSION_OPEN = `[{"url":${JSON.stringify(EXT.locationDistance)},"valueDistance":{"value":`;
