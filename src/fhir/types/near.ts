@@ -8,8 +8,8 @@ import { describe, isObject, type Fail, type SearchType } from './search-type.ts
 /**
  * Near (a `special` parameter, `registry.special = 'near'`): `near=[latitude]|[longitude]|[distance]|[units]`
  * selects the resources whose position is within the distance of the point, the great-circle
- * distance on a sphere of EARTH_RADIUS_KM (haversine). Without `_sort` a search is read nearest
- * first and each match entry carries its distance (src/fhir/compile.ts `measuredBy`).
+ * distance on a sphere of EARTH_RADIUS_KM (haversine). Each match entry carries its distance, and
+ * without `_sort` a search is read nearest first (src/fhir/compile.ts `measuredBy`).
  *
  * Indexed into geo_idx (param, band, lat, lon), B-tree only: `band` is the row's latitude band,
  * floor(lat × BANDS_PER_DEGREE), and the index (param, band, lon) gives a band's rows in a longitude
