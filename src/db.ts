@@ -156,6 +156,9 @@ export function connectUrl(url: string, opts: ConnectUrlOptions = {}): Sql {
       ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
       // A string: postgres.js leaves out a setting whose value is falsy, 0 included.
       ...(opts.parallelWorkers !== undefined ? { max_parallel_workers_per_gather: String(opts.parallelWorkers) } : {}),
+      // float8 as text is the shortest that reads back as the same double (PostgreSQL's default,
+      // whatever the server's configuration says): a near search's cursor carries a distance so.
+      extra_float_digits: '1',
     },
     // postgres.js 3.4.9 calls it for every connection that closes (an option its types do not list)
     ...({ onclose: () => { for (const observe of closeObservers) observe(pool); } } as {}),

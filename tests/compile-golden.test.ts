@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { countedQuery, countQuery, includeQuery, pageQuery, RANK_PHASES, rankPhase } from '../src/fhir/compile.ts';
+import { countedQuery, countQuery, includeQuery, measuredPageQuery, pageQuery, RANK_PHASES, rankPhase, withMeasure } from '../src/fhir/compile.ts';
 import { renderStatement, subsetting } from '../src/fhir/entries.ts';
 import { parseSearch, type ParseContext } from '../src/fhir/parse.ts';
 import type { PlanHints, SearchRequest } from '../src/fhir/search-request.ts';
@@ -148,6 +148,31 @@ t.test('phonetic', async (t) => {
     golden(t, `${search} (${note}): rank phase 1 after rid 1234`, page(rankPhase(req, 1), h, '1234'));
   }
   golden(t, 'Practitioner?phonetic=fontaine&_sort=family (sorted: every level at once, phase 1)', sortedPageQuery(spellings, parse('Practitioner?phonetic=fontaine&_sort=family'), 1, undefined, 21));
+});
+
+t.test('near: nearest first, its circle read band by band', async (t) => {
+  const measured = (search: string, cursor?: { measure: string; rid: string }) => {
+    const req = parse(search);
+    golden(t, `${search}${cursor ? ` after ${cursor.measure} km, rid ${cursor.rid}` : ''}`, measuredPageQuery(hints(), req, cursor, req.count + 1));
+  };
+  measured('Location?near=48.8534|2.3488|2|km');
+  measured('Location?near=48.8534|2.3488&status=active');
+  measured('Location?near=48.8534|2.3488|2|km', { measure: '1.0052017739912417', rid: '1234' });
+  measured('Location?near=-17.5|179.99|20|km');
+  measured('Location?near=89.99|0|5|km');
+  measured('Location?near=48.8534|2.3488|2&near=45.75|4.85|200');
+  pages(t, [
+    'Location?near=48.8534|2.3488|2&_sort=name',
+    'PractitionerRole?location.near=48.8534|2.3488|2&role=FON-33',
+    'Organization?_has:Location:organization:near=48.8534|2.3488|500|m',
+    'Location?near:missing=true',
+  ]);
+  const byName = parse('Location?near=48.8534|2.3488|2&_sort=name');
+  golden(t, 'Location?near=48.8534|2.3488|2&_sort=name: phase 1, each row with its distance', withMeasure(byName, sortedPageQuery(hints({ sortPath: 'sorted' }), byName, 1, undefined, 51)));
+  golden(t, 'Location?near=48.8534|2.3488|2|km: countQuery', countQuery(hints(), parse('Location?near=48.8534|2.3488|2|km')));
+  golden(t, 'Location?near=48.8534|2.3488|2|km&status=active: countQuery', countQuery(hints(), parse('Location?near=48.8534|2.3488|2|km&status=active')));
+  const rows = measuredPageQuery(hints(), parse('Location?near=48.8534|2.3488'), undefined, 21);
+  golden(t, 'a measured page rendered as entries', renderStatement(rows, { bases: { base: 'http://fhir.test/fhir/v2' }, mode: 'match', shown: 20, keys: true, extension: true }));
 });
 
 t.test('_sort', async (t) => {

@@ -171,7 +171,7 @@ t.test('GET /: the server, its bases and links, and the stored resources from th
   t.match(home.apiKey, /SERVICE-API-KEY/);
   // The loader analyzes what it loaded: on tables this small the statistics read every row.
   const counted = await db.sql<{ type: string; n: number }[]>`select type, count(*)::int as n from resource group by type`;
-  t.same(home.resources, Object.fromEntries(['Practitioner', 'Organization', 'PractitionerRole', 'Device', 'HealthcareService'].map((ty) => [ty, counted.find((c) => c.type === ty)?.n ?? 0])), 'the estimates, exact on analyzed small tables');
+  t.same(home.resources, Object.fromEntries(['Practitioner', 'Organization', 'PractitionerRole', 'Location', 'Device', 'HealthcareService'].map((ty) => [ty, counted.find((c) => c.type === ty)?.n ?? 0])), 'the estimates, exact on analyzed small tables');
   const html = await get('/', { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' });
   t.equal(html.headers['content-type'], 'text/html; charset=utf-8');
   t.match(html.body, /<h1>annuaire-fhir/);
@@ -185,7 +185,7 @@ t.test('GET /: the server, its bases and links, and the stored resources from th
 t.test('GET / on an empty database: no resources, not the guesses of a table never analyzed', async (t) => {
   const { app: empty } = await testApp(t, { env: { API_KEYS: API_KEY } });
   const home = (await empty.inject({ method: 'GET', url: '/', headers: { accept: 'application/json' } })).json() as { resources: Record<string, number> };
-  t.same(home.resources, { Practitioner: 0, Organization: 0, PractitionerRole: 0, Device: 0, HealthcareService: 0 });
+  t.same(home.resources, { Practitioner: 0, Organization: 0, PractitionerRole: 0, Location: 0, Device: 0, HealthcareService: 0 });
 });
 
 t.test('GET / while the database is away: the page, without the resources', async (t) => {

@@ -88,7 +88,7 @@ async function exportAll(tt: Tap, query = '', init: RequestInit = {}) {
   return { manifest, got, status, done };
 }
 
-t.test('a full export gives back every stored resource, of all five types', async (t) => {
+t.test('a full export gives back every stored resource, of all six types', async (t) => {
   const { manifest, got, done } = await exportAll(t);
   t.same(Object.keys(manifest).sort(), ['error', 'output', 'request', 'requiresAccessToken', 'transactionTime']);
   t.equal(manifest.requiresAccessToken, true);
@@ -96,7 +96,7 @@ t.test('a full export gives back every stored resource, of all five types', asyn
   const kept = Date.parse(done.headers.get('expires')!) - Date.now();
   t.ok(kept > 23 * 3600_000 && kept <= 24 * 3600_000, `kept EXPORT_TTL_HOURS (24 by default): Expires ${done.headers.get('expires')}`);
   t.ok(Date.parse(manifest.transactionTime) <= Date.now(), 'transactionTime is an instant of the past');
-  t.same([...new Set(manifest.output.map((o) => o.type))].sort(), ['Device', 'HealthcareService', 'Organization', 'Practitioner', 'PractitionerRole']);
+  t.same([...new Set(manifest.output.map((o) => o.type))].sort(), ['Device', 'HealthcareService', 'Location', 'Organization', 'Practitioner', 'PractitionerRole']);
   t.same(got, all, 'the files hold exactly the stored resources');
   const cs = (await (await http('/fhir/v2/metadata')).json()) as { rest: { operation?: unknown }[] };
   t.match(cs.rest[0].operation, [{ name: 'export', definition: 'http://hl7.org/fhir/uv/bulkdata/OperationDefinition/export' }], 'the CapabilityStatement declares $export');

@@ -21,6 +21,8 @@ t.test('the fullUrl of every match and include answers a read of that resource',
     '/fhir/v2/Organization?_revinclude=*&_include=*',
     '/fhir/v2/PractitionerRole?_include=*',
     '/fhir/v2/Practitioner?_revinclude=PractitionerRole:practitioner&_elements=name',
+    '/fhir/v2/Location?near=48.853402|2.348785|10&_include=Location:organization&_count=2',
+    '/fhir/v2/Location?near=48.853402|2.348785|10&_elements=name&_count=2',
   ];
   const seen = new Set<string>();
   for (const first of searches) {
@@ -39,14 +41,14 @@ t.test('the fullUrl of every match and include answers a read of that resource',
       url = bundle.link.find((l) => l.relation === 'next')?.url.replace('http://fhir.test', '');
     }
   }
-  t.same([...seen].sort(), ['Device', 'HealthcareService', 'Organization', 'Practitioner', 'PractitionerRole'], 'every stored type was met');
+  t.same([...seen].sort(), ['Device', 'HealthcareService', 'Location', 'Organization', 'Practitioner', 'PractitionerRole'], 'every stored type was met');
 });
 
 t.test('reads: every stored type in v2, only Organization in v1; Device and HealthcareService are not searched', async (t) => {
   const { app } = await testApp(t, { paths: [FIXTURES], env: { API_KEYS: API_KEY } });
   const v2 = (await app.inject({ method: 'GET', url: '/fhir/v2/metadata' })).json() as { rest: { resource: { type: string; interaction: { code: string }[] }[] }[] };
   const interactions = Object.fromEntries(v2.rest[0].resource.map((r) => [r.type, r.interaction.map((i) => i.code).join(',')]));
-  t.same(interactions, { Practitioner: 'read,search-type', Organization: 'read,search-type', PractitionerRole: 'read,search-type', Device: 'read', HealthcareService: 'read', CodeSystem: '' });
+  t.same(interactions, { Practitioner: 'read,search-type', Organization: 'read,search-type', PractitionerRole: 'read,search-type', Location: 'read,search-type', Device: 'read', HealthcareService: 'read', CodeSystem: '' });
   const v1 = (await app.inject({ method: 'GET', url: '/fhir/v1/metadata' })).json() as { rest: { resource: { type: string }[] }[] };
   t.same(v1.rest[0].resource.map((r) => r.type), ['Organization', 'CodeSystem']);
   const openapi = (await app.inject({ method: 'GET', url: '/fhir/v2/openapi.json' })).json() as { paths: Record<string, unknown> };

@@ -201,6 +201,15 @@ function plausibleArb(version: Version, type: string): fc.Arbitrary<[string, str
           fc.constantFrom(name, `${name}:missing`),
           fc.constantFrom('Organization/158480DP', 'Practitioner/practitioner-example', '158480DP', 'true', 'http://fhir.test/fhir/v2/Organization/158480DP', "Organization/x'y"),
         );
+      case 'special':
+        return fc.tuple(
+          fc.constantFrom(name, `${name}:missing`),
+          fc.oneof(
+            fc.constantFrom('48.85|2.35', '48.85|2.35|2|km', '-21.1|55.5|500|m', '90|180|200|km', '0|-180|1|[mi_i]', '48.85|2.35|0', '91|0', 'x|y', '48.85|2.35,45.7|4.8', 'true'),
+            fc.tuple(fc.double({ min: -95, max: 95, noNaN: true }), fc.double({ min: -185, max: 185, noNaN: true }), fc.double({ min: 0, max: 300, noNaN: true }), fc.constantFrom('', 'km', 'm', 'mi', '[mi_i]', 'ft'))
+              .map(([lat, lon, d, u]) => `${lat}|${lon}|${d}|${u}`),
+          ),
+        );
     }
   });
 }

@@ -200,7 +200,7 @@ t.test('writer runs: the last load, import or sync of each outcome, the kind lef
   const runs = await fresh.sql<{ kind: string; outcome: string; finished: boolean; detail: Record<string, unknown> }[]>`
     select kind, outcome, finished_at is not null as finished, detail from writer_run order by id`;
   t.match(runs, [
-    { kind: 'load', outcome: 'success', finished: true, detail: { files: 5, bulk: false, inserted: 101, rejected: 0 } },
+    { kind: 'load', outcome: 'success', finished: true, detail: { files: 6, bulk: false, inserted: 114, rejected: 0 } },
     { kind: 'load', outcome: 'failure', finished: true, detail: { bulk: true, error: /needs an empty database/ } },
   ], 'each run recorded with its outcome and figures');
   // A run killed midway, and another writer's run.

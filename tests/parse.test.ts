@@ -121,16 +121,30 @@ t.test('result parameters', async (t) => {
 
 t.test('includes', async (t) => {
   const role = parse('_include=*', { type: 'PractitionerRole' });
-  t.same(role.include.map((i) => i.param.code).sort(), ['organization', 'practitioner']);
+  t.same(role.include.map((i) => i.param.code).sort(), ['location', 'organization', 'practitioner']);
   t.same(role.revinclude, []);
   const org = parse('_include=*', { type: 'Organization' });
   t.same(org.include.map((i) => `${i.param.resourceType}:${i.param.code}`), ['Organization:partof']);
-  t.same(org.revinclude.map((i) => `${i.param.resourceType}:${i.param.code}`).sort(), ['Device:organization', 'HealthcareService:organization', 'PractitionerRole:organization']);
+  t.same(org.revinclude.map((i) => `${i.param.resourceType}:${i.param.code}`).sort(), ['Device:organization', 'HealthcareService:organization', 'Location:organization', 'PractitionerRole:organization']);
   t.same(parse('_revinclude=PractitionerRole:practitioner').revinclude.map((i) => i.param.code), ['practitioner']);
   fails(t, '_include=PractitionerRole:foo', 400, /_include.*PractitionerRole:foo/, { type: 'PractitionerRole' });
   fails(t, '_include=Organization:partof', 400, /not a valid include/, { type: 'PractitionerRole' });
   fails(t, '_revinclude=PractitionerRole:organization', 400, /not a valid reverse include/);
   fails(t, '_include:iterate=Organization:partof', 400, /iterative/, { type: 'Organization' });
+});
+
+t.test('near: one point, its distance in km (5 when left out), one condition per near parameter', async (t) => {
+  const near = (q: string, over: Partial<ParseContext> = {}) => parse(q, { type: 'Location', ...over }).conditions.map((c) => (c.kind === 'near' ? [c.lat, c.lon, c.km] : c.kind));
+  t.same(near('near=48.8534|2.3488'), [[48.8534, 2.3488, 5]]);
+  t.same(near('near=48.8534|2.3488||m'), [[48.8534, 2.3488, 5]], 'a unit without a distance: the default');
+  t.same(near('near=-21.1|55.5|1500|m'), [[-21.1, 55.5, 1.5]]);
+  t.same(near('near=0|-180|2|mi&near=90|180|2|[mi_i]'), [[0, -180, 2 * 1.609344], [90, 180, 2 * 1.609344]], 'two near parameters: two circles');
+  t.same(near('near=48.85|2.35|200'), [[48.85, 2.35, 200]], 'the maximum');
+  t.same(parse('location.near=48.85|2.35|2', { type: 'PractitionerRole' }).conditions.map((c) => c.kind === 'chain' && c.inner.kind), ['near']);
+  for (const q of ['near=48.85', 'near=48.85|2.35|2|km|x', 'near=a|2', 'near=91|0', 'near=0|180.5', 'near=48.85|2.35|0', 'near=48.85|2.35|-1', 'near=48.85|2.35|200.001',
+    'near=48.85|2.35|2|ft', 'near=48.85|2.35,45.75|4.85', 'near:missing=maybe', 'near:exact=48.85|2.35']) {
+    fails(t, q, 400, /^parameter near(:\w+)?: /, { type: 'Location' });
+  }
 });
 
 t.test('unknown parameters: ignored and not applied, with a warning, or 400 with handling=strict; limits', async (t) => {

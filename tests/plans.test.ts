@@ -35,6 +35,8 @@ t.test('value-independent searches: equalities on selective parameters, or no co
     ['Organization', 'partof=001-01-1'],
     ['PractitionerRole', 'practitioner.identifier=10001010007'],
     ['PractitionerRole', 'organization.partof.identifier=123'],
+    ['PractitionerRole', 'location=Location/loc-cds-louvre'],
+    ['Location', 'organization=org-cds-louvre'],
     ['Practitioner', '_count=1000'],
     ['Practitioner', ''],
   ];
@@ -56,6 +58,9 @@ t.test('value-independent searches: equalities on selective parameters, or no co
     ['PractitionerRole', 'practitioner.name=martin'],
     ['PractitionerRole', 'organization:missing=true'],
     ['Organization', '_has:PractitionerRole:organization:practitioner=003-1'],
+    ['Location', 'near=48.85|2.35|5'],
+    ['Location', 'near=48.85|2.35&identifier=750051234'],
+    ['PractitionerRole', 'location.near=48.85|2.35'],
   ];
   for (const [type, q] of no) t.equal(planOnce(req(type, q)), false, `${type}?${q}`);
 });

@@ -17,6 +17,8 @@ import { FIXTURES } from './helpers/app.ts';
 const ex = (f: string) => JSON.parse(readFileSync(path.join(FIXTURES, 'ans-ig-examples', f), 'utf8'));
 const shapes = JSON.parse(readFileSync(path.join(FIXTURES, 'extraction', 'shapes.json'), 'utf8')).entry.map((e: { resource: unknown }) => e.resource);
 const shape = (id: string) => shapes.find((r: { id: string }) => r.id === id);
+const locations = JSON.parse(readFileSync(path.join(FIXTURES, 'directory', 'Location.json'), 'utf8')).entry.map((e: { resource: unknown }) => e.resource);
+const location = (id: string) => locations.find((r: { id: string }) => r.id === id);
 
 function values(type: ResourceType, code: string, resource: Record<string, unknown>): string[] {
   const p = registry.byCode(type, code);
@@ -29,6 +31,7 @@ function values(type: ResourceType, code: string, resource: Record<string, unkno
     ...rows.reference.map((r) => `${r.targetType}/${r.targetId}`),
     // The sound is the phonetic module's own (tests/phonetic.test.ts): here, that each word gets it.
     ...rows.phonetic.map((r) => `${r.word}~${r.sound === soundOf(r.word) ? 'its sound' : r.sound}`),
+    ...rows.near.map((r) => `${r.lat},${r.lon}`),
   ].sort();
 }
 
@@ -104,6 +107,18 @@ const cases: [ResourceType, string, Record<string, unknown>, string[]][] = [
   ['PractitionerRole', 'mailbox-mss', ROLE, []],
   ['PractitionerRole', '_lastUpdated', ROLE, ['2025-04-28T16:19:34.908Z..2025-04-28T16:19:34.909Z']],
   ['Organization', '_lastUpdated', ORG_EG, ['2019-09-01T00:00:00.000Z..2019-09-01T00:00:00.001Z']],
+  ['Location', '_lastUpdated', location('loc-hopital-timone'), ['2023-10-10T10:10:10.000Z..2023-10-10T10:10:11.000Z']],
+  ['Location', 'identifier', location('loc-hopital-timone'), ['https://finess.esante.gouv.fr|130783293', 'urn:oid:1.2.250.1.71.4.2.2|1130783293']],
+  ['Location', 'data-information-system', location('loc-hopital-timone'), ['FINESS']],
+  ['Location', 'name', location('loc-hopital-timone'), ['hopital de la timone/HÔPITAL DE LA TIMONE']],
+  ['Location', 'status', location('loc-maternite-des-lilas'), ['inactive']],
+  ['Location', 'organization', location('loc-labo-bio-etoile-saint-denis'), ['Organization/org-labo-bio-etoile']],
+  ['Location', 'address', location('loc-hopital-timone'), ['13005/13005', '264 rue saint pierre/264 RUE SAINT-PIERRE', 'france/FRANCE', 'marseille/MARSEILLE']],
+  ['Location', 'address-city', location('loc-ehpad-les-tilleuls'), ['st etienne/ST-ÉTIENNE']],
+  ['Location', 'address-postalcode', location('loc-labo-bio-etoile-saint-denis'), ['97400/97400']],
+  ['Location', 'near', location('loc-hopital-timone'), ['43.289932,5.402571']],
+  ['Location', 'near', location('loc-labo-bio-etoile-saint-denis'), ['-20.878916,55.448094']],
+  ['PractitionerRole', 'location', ROLE, []],
   ['Device', 'organization', shape('xt-device'), ['Organization/xt-org-parent']],
   ['HealthcareService', 'organization', shape('xt-service'), ['Organization/xt-org-parent']],
 ];
@@ -149,6 +164,14 @@ t.test('a wrong JSON type where the registry reads is an error naming the elemen
   bad({ ...PRA, name: [{ given: 'a' }] }, /^name\[0\]\.given: must be an array/);
   bad({ ...PRA, active: 'yes' }, /^active: must be a boolean/);
   t.throws(() => extract({ resourceType: 'PractitionerRole', id: 'x', practitioner: 'Practitioner/1' }, registry.forType('PractitionerRole')), /practitioner: must be a Reference object/);
+  const place = (position: unknown) => () => extract({ resourceType: 'Location', id: 'x', position }, registry.forType('Location'));
+  t.throws(place([{ latitude: 1, longitude: 2 }]), /^position: must be a single value/);
+  t.throws(place('48.85,2.35'), /^position: must be an object with a latitude and a longitude, found a string/);
+  t.throws(place({ latitude: '48.85', longitude: 2.35 }), /^position\.latitude: must be a number from -90 to 90, found a string/);
+  t.throws(place({ latitude: 48.85 }), /^position\.longitude: is missing \(a number from -180 to 180\)/);
+  t.throws(place({ latitude: 90.5, longitude: 2.35 }), /^position\.latitude: must be a number from -90 to 90, found 90\.5/);
+  t.throws(place({ latitude: 48.85, longitude: -180.01 }), /^position\.longitude: must be a number from -180 to 180, found -180\.01/);
+  t.same(extract({ resourceType: 'Location', id: 'x', position: { latitude: -90, longitude: 180, altitude: 3 } }, registry.forType('Location')).near, [{ param: registry.byCode('Location', 'near')!.id, lat: -90, lon: 180 }], 'the bounds are in range; altitude is not read');
 });
 
 t.test('normalisation: case, diacritics, unaccent letters, punctuation, whitespace', async (t) => {

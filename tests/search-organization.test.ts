@@ -307,13 +307,13 @@ t.test('_include / _revinclude on Organization', async (t) => {
   await expectEntries(t, '/fhir/v2/Organization?_id=org-hopital-edouard-herriot&_revinclude=HealthcareService:organization', ['org-hopital-edouard-herriot'], ['HealthcareService/hs-dialyse-herriot']);
   await expectEntries(t, '/fhir/v2/Organization?_id=org-hopital-edouard-herriot&_revinclude=Device:organization&_revinclude=HealthcareService:organization&_include=Organization:partof',
     ['org-hopital-edouard-herriot'], ['Device/dev-irm-herriot', 'HealthcareService/hs-dialyse-herriot', 'Organization/org-hcl']);
-  // _include=*: the partof parent and every PractitionerRole, Device and HealthcareService referencing the match
+  // _include=*: the partof parent and every PractitionerRole, Device, HealthcareService and Location referencing the match
   await expectEntries(t, '/fhir/v2/Organization?_id=org-hopital-nord-saint-etienne&_include=*', ['org-hopital-nord-saint-etienne'], [
     'Organization/org-chu-saint-etienne', 'PractitionerRole/role-helene-lefevre-nord', 'PractitionerRole/role-anne-marie-dubois-nord',
     'Device/dev-scanner-nord', 'HealthcareService/hs-urgences-nord']);
   await expectEntries(t, '/fhir/v2/Organization?_id=org-hopital-edouard-herriot&_include=*', ['org-hopital-edouard-herriot'], [
     'Organization/org-hcl', 'PractitionerRole/role-helene-martin-herriot', 'PractitionerRole/role-louis-martineau-herriot',
-    'PractitionerRole/role-theo-blanc-herriot', 'Device/dev-irm-herriot', 'HealthcareService/hs-dialyse-herriot']);
+    'PractitionerRole/role-theo-blanc-herriot', 'Device/dev-irm-herriot', 'HealthcareService/hs-dialyse-herriot', 'Location/loc-hopital-edouard-herriot']);
   // …but not the geographical entities that are part of the match (they reference it through partOf, they are not referenced by it)
   await expectEntries(t, '/fhir/v2/Organization?_id=org-hcl&_include=*', ['org-hcl'], ['PractitionerRole/role-closed-24-hcl']);
   // the children, explicitly

@@ -53,7 +53,7 @@ const range = (from: number, to?: number) => BY_DATE.slice(from, to);
 
 t.test('fixtures/directory loads without a reject', async (t) => {
   t.same(loaded.rejects, [], 'no rejects');
-  t.equal(loaded.inserted, 101, '30 Practitioner + 25 Organization + 40 PractitionerRole + 3 Device + 3 HealthcareService');
+  t.equal(loaded.inserted, 114, '30 Practitioner + 25 Organization + 40 PractitionerRole + 13 Location + 3 Device + 3 HealthcareService');
   t.equal(new Set(BY_DATE).size, 30);
   t.same([...BY_DATE].sort(), [...ALL].sort(), 'BY_DATE is a permutation of ALL');
 });

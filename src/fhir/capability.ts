@@ -1,6 +1,7 @@
 import { READ_TYPES, RESOURCE_TYPES, VERSION_TYPES, type BoundParam, type Registry, type ResourceType, type Version } from '../registry/index.ts';
 import { DP_PROFILE } from '../vocabulary/extensions.ts';
 import { sortable } from './sort.ts';
+import { EARTH_RADIUS_KM } from './types/near.ts';
 
 /**
  * The CapabilityStatement of one API version, derived from the registry: the same table that
@@ -16,6 +17,9 @@ const PHONETIC_DOC =
 const DATE_DOC =
   'Date: prefixes eq ne gt lt ge le sa eb ap over [low, high) ranges of the given precision (year … millisecond); a value without a time zone is read in UTC; ap widens the value by 10 % of its distance to now.';
 const REF_DOC = 'Reference: id, Type/id or an absolute URL of this server; chained searches (param.child=value) are supported.';
+const NEAR_DOC =
+  `Near: one point per parameter (a comma is refused; several near parameters are several circles, all required); great-circle distance on a sphere of ${EARTH_RADIUS_KM} km. ` +
+  'The first near orders the matches; the others, and a near through a chain or _has, only select.';
 
 /**
  * What every search of every type and version takes besides the registry's parameters: reverse
@@ -66,7 +70,7 @@ function sortParam(registry: Registry, version: Version, type: ResourceType) {
 }
 
 export function capabilityStatement(registry: Registry, version: Version, base: string, softwareVersion: string, date: string) {
-  const typeDoc = { token: TOKEN_DOC, string: STRING_DOC, date: DATE_DOC, reference: REF_DOC };
+  const typeDoc = { token: TOKEN_DOC, string: STRING_DOC, date: DATE_DOC, reference: REF_DOC, special: NEAR_DOC };
   const docOf = (param: BoundParam) => (param.phonetic ? PHONETIC_DOC : typeDoc[param.type]);
   const resources = VERSION_TYPES[version].map((type) => {
     const names = [...registry.names(version, type)].sort(([a], [b]) => a.localeCompare(b));

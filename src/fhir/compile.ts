@@ -14,9 +14,9 @@ import type { PlanHints } from './search-request.ts';
 
 const ALIASES = ['r', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8'];
 
-type Positive = Extract<Condition, { kind: 'token' | 'string' | 'date' | 'reference' | 'phonetic' | 'chain' | 'has' }>;
+type Positive = Extract<Condition, { kind: 'token' | 'string' | 'date' | 'reference' | 'phonetic' | 'near' | 'chain' | 'has' }>;
 const isPositive = (c: Condition): c is Positive =>
-  ['string', 'date', 'reference', 'phonetic', 'chain', 'has'].includes(c.kind) || (c.kind === 'token' && !c.not);
+  ['string', 'date', 'reference', 'phonetic', 'near', 'chain', 'has'].includes(c.kind) || (c.kind === 'token' && !c.not);
 
 /** The rids of the `type` resources a positive condition selects (a rid may repeat). */
 function ridSet(hints: PlanHints, c: Positive, type: string, depth: number): Statement {
@@ -77,11 +77,12 @@ export function probe(hints: PlanHints, c: Condition, type: string, alias: strin
 
 /**
  * The keys of the matches. A positive condition drives (its index yields candidate rids without
- * touching the resource table; identifiers and references first, booleans and dates last, the
- * planner may still reorder the semi-joins); the other conditions filter. With no positive
- * condition the resource table's (type, rid) index drives.
+ * touching the resource table; a near circle first, read by a few index ranges and never wider than
+ * its maximum distance, then identifiers and references, booleans and dates last, the planner may
+ * still reorder the semi-joins); the other conditions filter. With no positive condition the
+ * resource table's (type, rid) index drives.
  */
-const DRIVER_RANK: Record<Positive['kind'], number> = { token: 0, reference: 1, phonetic: 2, chain: 3, has: 4, string: 5, date: 6 };
+const DRIVER_RANK: Record<Positive['kind'], number> = { near: -1, token: 0, reference: 1, phonetic: 2, chain: 3, has: 4, string: 5, date: 6 };
 
 function matchKeys(hints: PlanHints, req: SearchRequest, afterRid: string | undefined, limit?: number): Statement {
   const rank = (c: Positive) => DRIVER_RANK[c.kind] + (c.kind === 'token' && c.param.boolean ? 10 : 0);
@@ -100,16 +101,38 @@ function matchKeys(hints: PlanHints, req: SearchRequest, afterRid: string | unde
   return stmt`select distinct r.rid from (${ridSet(hints, driver, req.type, 0)}) r where ${join(rest, 'and')}`;
 }
 
+/**
+ * The order of a search's matches, one rule: `_sort` when given (src/fhir/sort.ts); else the measure
+ * of its first measured condition, smallest first (near: nearest first), ties by key; else, with a
+ * phonetic condition, its rank phases; else key order. A measured or ranked condition that does
+ * not order only selects; so does one inside a chain or `_has`. Whatever the order, the match
+ * entries carry the measure of the first measured condition on the type itself.
+ */
+export function measuredBy(req: SearchRequest): Positive | undefined {
+  return req.conditions.find((c): c is Positive => isPositive(c) && c.kind !== 'chain' && c.kind !== 'has' && searchType(c.param).measure !== undefined);
+}
+
+/** Whether the search is read in its measure's order (`measuredBy`). */
+export const measureOrdered = (req: SearchRequest): boolean => req.sort.length === 0 && measuredBy(req) !== undefined;
+
+/** Page rows (rid, type, id, content, ord, key) of a measured search in another order, with their `extension` (measuredPageQuery's). */
+export function withMeasure(req: SearchRequest, rows: Statement): Statement {
+  const by = measuredBy(req)!;
+  const measure = searchType(by.param).measure!;
+  return stmt`select q.rid, q.type, q.id, q.content, q.ord, q.key, ${measure.extension(measure.of(by as never, stmt`q.rid`))} as extension from (${rows}) q order by q.ord`;
+}
+
 /** The match levels of a phonetic search without `_sort`, read in this order: the best matches first. */
 export const RANK_PHASES = [0, 1, 2] as const;
 export type RankPhase = (typeof RANK_PHASES)[number];
 
 /**
- * Whether the search is read in rank phases: without `_sort`, a search with a phonetic condition
- * gives its exact spellings first, then its sound-alikes, then its typos (the first phonetic
- * condition ranks; each phase is read in key order, so paging stays keyset).
+ * Whether the search is read in rank phases (`measuredBy` says when): its exact spellings first,
+ * then its sound-alikes, then its typos (the first phonetic condition ranks; each phase is read in
+ * key order, so paging stays keyset).
  */
-export const ranked = (req: SearchRequest): boolean => req.sort.length === 0 && req.conditions.some((c) => c.kind === 'phonetic');
+export const ranked = (req: SearchRequest): boolean =>
+  req.sort.length === 0 && req.conditions.some((c) => c.kind === 'phonetic') && !measureOrdered(req);
 
 /** The search restricted to one rank phase: its ranking condition matched at exactly that level. */
 export function rankPhase(req: SearchRequest, phase: RankPhase): SearchRequest {
@@ -136,6 +159,33 @@ export function pageQuery(hints: PlanHints, req: SearchRequest, afterRid: string
     from (${matchKeys(hints, req, afterRid, limit)} order by 1 limit ${limit}) page
     join resource r on r.rid = page.rid
     order by r.rid`;
+}
+
+/** Where a measured page starts: after the row of this measure (its float8 text) and rid. */
+export interface MeasureCursor {
+  measure: string;
+  rid: string;
+}
+
+/**
+ * A measured search's page rows (rid, type, id, content, ord, key, extension), smallest measure
+ * first, ties by rid, after `cursor`: every match is measured (its least measure when it has
+ * several rows), the other conditions filter its rids. `key` is the JSON array [measure, rid],
+ * the measure as float8 text, which reads back as the same double; `extension` the entry's
+ * `search.extension`.
+ */
+export function measuredPageQuery(hints: PlanHints, req: SearchRequest, cursor: MeasureCursor | undefined, limit: number): Statement {
+  const by = measuredBy(req)!;
+  const measure = searchType(by.param).measure!;
+  const rest = req.conditions.filter((c) => c !== by).map((c) => condition(hints, c, req.type, 'r'));
+  const after = cursor === undefined ? stmt`true` : stmt`(k.m, k.rid) > (${cursor.measure}::text::float8, ${cursor.rid}::bigint)`;
+  return stmt`
+    select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key, page.extension
+    from (select k.rid, row_number() over (order by k.m, k.rid) as ord, json_build_array(k.m::text, k.rid::text)::text as key, ${measure.extension(stmt`k.m`)} as extension
+          from (select r.rid, min(r.m) as m from (${measure.rows(by as never, hints, req.type)}) r where ${join(rest, 'and')} group by r.rid) k
+          where ${after} order by k.m, k.rid limit ${limit}) page
+    join resource r on r.rid = page.rid
+    order by page.ord`;
 }
 
 /**

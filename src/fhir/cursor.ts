@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { measureOrdered } from './compile.ts';
 import { badRequest } from './outcome.ts';
 import type { SearchRequest } from './search-request.ts';
 
@@ -14,6 +15,8 @@ export interface CursorState {
   sort?: { phase: 1 | 2; keys: string[] };
   /** a ranked search: the rank phase of the last row (src/fhir/compile.ts `ranked`). */
   rank?: 0 | 1 | 2;
+  /** a measured search: the last row's measure, as PostgreSQL's float8 text (src/fhir/compile.ts `measuredBy`). */
+  measure?: string;
   total?: number;
   /**
    * with replicas (DATABASE_READ_URL): the WAL position the page was read at; the next page is read
@@ -23,6 +26,8 @@ export interface CursorState {
 }
 
 const LSN_RE = /^[0-9A-F]{1,8}\/[0-9A-F]{1,8}$/;
+/** PostgreSQL's text of a finite float8 (`1.5`, `3.2e-05`). */
+const FLOAT8_TEXT = /^-?\d+(\.\d+)?(e[+-]\d+)?$/;
 
 /**
  * What a page's results depend on, whatever its spelling: the criteria as decoded, in any order, and
@@ -57,7 +62,7 @@ export class CursorCodec {
 
   encode(req: SearchRequest, state: CursorState): string {
     const payload = Buffer.from(
-      JSON.stringify({ a: state.after, s: state.sort, r: state.rank, t: state.total, h: searchDigest(req), ...(state.lsn ? { l: state.lsn } : {}) }),
+      JSON.stringify({ a: state.after, s: state.sort, r: state.rank, m: state.measure, t: state.total, h: searchDigest(req), ...(state.lsn ? { l: state.lsn } : {}) }),
     ).toString('base64url');
     return `${payload}.${this.mac(payload).toString('base64url')}`;
   }
@@ -69,7 +74,7 @@ export class CursorCodec {
     const given = Buffer.from(sig, 'base64url');
     const want = this.mac(payload);
     if (given.length !== want.length || !timingSafeEqual(given, want)) throw invalid();
-    let data: { a?: unknown; s?: { phase?: unknown; keys?: unknown }; r?: unknown; t?: unknown; h?: unknown; l?: unknown };
+    let data: { a?: unknown; s?: { phase?: unknown; keys?: unknown }; r?: unknown; m?: unknown; t?: unknown; h?: unknown; l?: unknown };
     try {
       data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     } catch {
@@ -81,6 +86,11 @@ export class CursorCodec {
     const lsn = data.l === undefined ? {} : { lsn: data.l as string };
     if (data.r !== undefined && data.r !== 0 && data.r !== 1 && data.r !== 2) throw invalid();
     const rank = data.r === undefined ? {} : { rank: data.r as 0 | 1 | 2 };
+    // Signed with its search's digest, a measured search's cursor has its measure: checked all the same.
+    if (measureOrdered(req)) {
+      if (typeof data.m !== 'string' || !FLOAT8_TEXT.test(data.m)) throw invalid();
+      return { after: data.a, measure: data.m, total, ...lsn };
+    }
     if (req.sort.length === 0) return { after: data.a, total, ...rank, ...lsn };
     // Signed with its search's digest, so its sort: the shape is checked all the same.
     const { phase, keys } = data.s ?? {};

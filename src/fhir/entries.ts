@@ -26,14 +26,20 @@ export const noEntries: Entries = Object.freeze({ json: Buffer.alloc(0), count: 
 
 export type EntryMode = 'match' | 'include' | 'outcome';
 
-/** `{"fullUrl":…,"resource":…,"search":{"mode":…}}`: written only from these parts. */
+/**
+ * `{"fullUrl":…,"resource":…,"search":{"mode":…}}`, or with `"extension":[…]` after the mode (a
+ * measured match: src/fhir/compile.ts measuredPageQuery): written only from these parts.
+ */
 const ENTRY_OPEN = '{"fullUrl":';
 const ENTRY_RESOURCE = ',"resource":';
 const entryClose = (mode: EntryMode) => `,"search":{"mode":"${mode}"}}`;
+const extendedOpen = (mode: EntryMode) => `,"search":{"mode":"${mode}","extension":`;
+const EXTENDED_CLOSE = '}}';
 
-/** One entry, as the parts of a Bundle's bytes (subsetted resources, the warning entry). */
-export function entry(fullUrl: string, resource: string | Buffer, mode: EntryMode): (string | Buffer)[] {
-  return [`${ENTRY_OPEN}${JSON.stringify(fullUrl)}${ENTRY_RESOURCE}`, resource, entryClose(mode)];
+/** One entry, as the parts of a Bundle's bytes (subsetted resources, the warning entry); `extension`: its search.extension's JSON. */
+export function entry(fullUrl: string, resource: string | Buffer, mode: EntryMode, extension?: Buffer): (string | Buffer)[] {
+  const head = `${ENTRY_OPEN}${JSON.stringify(fullUrl)}${ENTRY_RESOURCE}`;
+  return extension ? [head, resource, extendedOpen(mode), extension, EXTENDED_CLOSE] : [head, resource, entryClose(mode)];
 }
 
 /**
@@ -55,6 +61,8 @@ export interface RenderOptions {
   shown: number;
   /** return the keys and ids of the entries (for _include/_revinclude). */
   keys: boolean;
+  /** the rows have a seventh column, `extension`: the JSON of each entry's search.extension. */
+  extension?: boolean;
 }
 
 /**
@@ -71,13 +79,14 @@ export function renderStatement(rows: Statement, o: RenderOptions): Statement {
     ? own
     : stmt`(case ${others.reduce((cases, [type, b]) => stmt`${cases} when p.type = ${type} then ${`${b}/`}::text`, stmt``)} else ${own} end)`;
   const url = stmt`to_json(${base} || p.type || '/' || p.id)::text`;
-  const entry = stmt`${ENTRY_OPEN}::text || ${url} || ${ENTRY_RESOURCE}::text || p.content || ${entryClose(o.mode)}::text`;
+  const close = o.extension ? stmt`${extendedOpen(o.mode)}::text || p.extension || ${EXTENDED_CLOSE}::text` : stmt`${entryClose(o.mode)}::text`;
+  const entry = stmt`${ENTRY_OPEN}::text || ${url} || ${ENTRY_RESOURCE}::text || p.content || ${close}`;
   return stmt`
     select count(*) as rows, (array_agg(p.key order by p.n desc) filter (where ${shown}))[1] as last,
       ${o.keys ? stmt`string_agg(p.rid::text, ',' order by p.n) filter (where ${shown})` : stmt`null`} as rids,
       ${o.keys ? stmt`string_agg(p.id, ',' order by p.n) filter (where ${shown})` : stmt`null`} as ids,
       string_agg(${entry}, ',' order by p.n) filter (where ${shown}) as entries
-    from (select q.rid, q.type, q.id, q.content, q.key, row_number() over (order by q.ord) as n from (${rows}) q) p`;
+    from (select q.rid, q.type, q.id, q.content, q.key,${o.extension ? stmt` q.extension,` : stmt``} row_number() over (order by q.ord) as n from (${rows}) q) p`;
 }
 
 // ids are [A-Za-z0-9.-] (src/fhir/reference.ts ID_RE): no comma, ASCII.
@@ -94,16 +103,17 @@ export const subsetting = (req: SearchRequest): boolean =>
   (req.elements?.length ?? 0) > 0 || req.summary === 'true' || req.summary === 'text' || req.summary === 'data';
 
 /**
- * A subsetted page's entries, written here from its raw rows (rid, type, id, content, ord, key):
- * the first `shown` of them, each resource cut down to what `_elements` or `_summary` keeps.
+ * A subsetted page's entries, written here from its raw rows (rid, type, id, content, ord, key and,
+ * on a measured page, extension): the first `shown` of them, each resource cut down to what
+ * `_elements` or `_summary` keeps.
  */
 export function subsettedEntries(req: SearchRequest, rows: Buffer[][], bases: Bases, shown: number): Entries {
   const page = rows.slice(0, shown);
   const parts: (string | Buffer)[] = [];
-  page.forEach(([, type, id, content], i) => {
+  page.forEach(([, type, id, content, , , extension], i) => {
     if (i) parts.push(',');
     const t = type.toString('utf8');
-    parts.push(...entry(`${baseOf(bases, t)}/${t}/${id.toString('utf8')}`, subset(req, content), 'match'));
+    parts.push(...entry(`${baseOf(bases, t)}/${t}/${id.toString('utf8')}`, subset(req, content), 'match', extension ?? undefined));
   });
   return {
     json: concat(parts),

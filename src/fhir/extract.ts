@@ -1,5 +1,6 @@
 import type { BoundParam, Path, Registry, ResourceType, Step } from '../registry/index.ts';
 import type { DateRow } from './types/date.ts';
+import type { NearRow } from './types/near.ts';
 import { describe, INDEX_KINDS, indexKind, isObject, searchType, subPath, type Fail, type IndexKind } from './types/index.ts';
 import type { PhoneticRow } from './types/phonetic.ts';
 import type { ReferenceRow } from './types/reference.ts';
@@ -16,7 +17,7 @@ import type { TokenRow } from './types/token.ts';
  * The walk keeps no element path: when something is wrong it stops, and the same walk runs again
  * with its path traced, to name the element.
  */
-export type { DateRow, PhoneticRow, ReferenceRow, StringRow, TokenRow };
+export type { DateRow, NearRow, PhoneticRow, ReferenceRow, StringRow, TokenRow };
 /** A resource's index rows, by index table (src/fhir/types INDEXED). */
 export interface IndexRows {
   token: TokenRow[];
@@ -24,6 +25,7 @@ export interface IndexRows {
   date: DateRow[];
   reference: ReferenceRow[];
   phonetic: PhoneticRow[];
+  near: NearRow[];
 }
 
 export const emptyIndexRows = (): IndexRows => Object.fromEntries(INDEX_KINDS.map((k) => [k, []])) as unknown as IndexRows;

@@ -145,7 +145,7 @@ function searchParameter(sp: CsParam, param: BoundParam, prefix: string | undefi
     in: 'query',
     description:
       `**${sp.type}**. ${alias ? `Deprecated alias of ${param.code}${prefix ? `=${prefix}…` : ''}. ` : ''}${sp.documentation}` +
-      ` Modifiers: ${modifiers.map((m) => `:${m}`).join(', ')}. A comma is OR, a repeated parameter is AND.`,
+      ` Modifiers: ${modifiers.map((m) => `:${m}`).join(', ')}. ${sp.type === 'special' ? 'One value' : 'A comma is OR'}, a repeated parameter is AND.`,
     schema: { type: 'string' },
     ...offered(example),
     ...(alias ? { deprecated: true } : {}),

@@ -34,6 +34,8 @@ export type Condition =
    * the value's words joined, by one word); `levels` bounds how loosely (src/fhir/types/phonetic.ts).
    */
   | { kind: 'phonetic'; param: BoundParam; values: string[][]; levels?: MatchLevels }
+  /** `near`: within `km` of the point (`lat`, `lon`, WGS84 degrees) on the sphere (src/fhir/types/near.ts). */
+  | { kind: 'near'; param: BoundParam; lat: number; lon: number; km: number }
   | { kind: 'missing'; param: BoundParam; missing: boolean }
   /** resources whose `param` reference points at a `targetType` resource matching `inner`. */
   | { kind: 'chain'; param: BoundParam; targetType: ResourceType; inner: Condition }

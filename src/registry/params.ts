@@ -1,3 +1,4 @@
+import { DEFAULT_DISTANCE_KM, MAX_DISTANCE_KM } from '../fhir/types/near.ts';
 import { EXT } from '../vocabulary/extensions.ts';
 import { CODE_SYSTEMS, SYSTEM } from '../vocabulary/systems.ts';
 import type { SearchParamDef, Version } from './types.ts';
@@ -219,6 +220,11 @@ export const PARAMS: SearchParamDef[] = [
     code: 'address-postalcode', type: 'string', base: ['Location'], versions: V2, paths: oneAddress('postalCode'), sortable: true,
     description: 'Postal code; a prefix finds a whole department (address-postalcode=75).',
     definition: `${HL7}/Location-address-postalcode`,
+  },
+  {
+    code: 'near', type: 'special', special: 'near', base: ['Location'], versions: V2, paths: [['position']],
+    description: `Within a distance of a point: near=latitude|longitude|distance|units (WGS84 degrees), e.g. near=48.8534|2.3488|2|km. Units km, m, mi or [mi_i] (km when left out); distance ${DEFAULT_DISTANCE_KM} km when left out, at most ${MAX_DISTANCE_KM} km. Without _sort, nearest first, each match entry with its distance in km (search.extension location-distance).`,
+    definition: `${HL7}/Location-near`,
   },
   // ---- stored only to be included -------------------------------------------------------------
   {

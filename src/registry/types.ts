@@ -21,7 +21,7 @@ export const READ_TYPES: Record<Version, readonly ResourceType[]> = {
   v2: RESOURCE_TYPES,
 };
 
-export type ParamType = 'token' | 'string' | 'date' | 'reference';
+export type ParamType = 'token' | 'string' | 'date' | 'reference' | 'special';
 
 /**
  * One step of an extraction path, evaluated like FHIRPath over the JSON resource:
@@ -85,6 +85,11 @@ export interface SearchParamDef {
    * as words with their French phonetic keys (src/fhir/types/phonetic.ts), not as strings.
    */
   phonetic?: boolean;
+  /**
+   * `special`: which special search it is, each with its own syntax and index (src/fhir/types):
+   * `near`, a distance from a point to a `position` (latitude, longitude in WGS84 degrees).
+   */
+  special?: 'near';
   /**
    * token or reference whose values are (nearly) unique to a few resources (identifiers, ids,
    * references): a search on one value reads a handful of index rows whatever the value, so its

@@ -1,5 +1,5 @@
 import type { Pools, Sql } from '../db.ts';
-import { countedQuery, countQuery, includeQuery, pageQuery, RANK_PHASES, ranked, rankPhase, type RankPhase } from '../fhir/compile.ts';
+import { countedQuery, countQuery, includeQuery, measuredBy, measuredPageQuery, measureOrdered, pageQuery, RANK_PHASES, ranked, rankPhase, withMeasure, type RankPhase } from '../fhir/compile.ts';
 import type { CursorState } from '../fhir/cursor.ts';
 import { concatEntries, noEntries, renderedEntries, renderStatement, subsettedEntries, subsetting, type Bases, type Entries } from '../fhir/entries.ts';
 import type { PlanHints, SearchRequest } from '../fhir/search-request.ts';
@@ -22,7 +22,7 @@ export interface PageResult {
   includes: Entries;
   total?: number;
   /** where the next page starts, when there is one. */
-  next?: Pick<CursorState, 'after' | 'sort' | 'rank'>;
+  next?: Pick<CursorState, 'after' | 'sort' | 'rank' | 'measure'>;
   warnings: string[];
 }
 
@@ -100,6 +100,11 @@ export class SearchRunner {
     return countWithin(count, hints, req, budget);
   }
 
+  /** A page's entries from its rows: subsetted here, or written by the database; `extension`: the rows have one. */
+  private page(db: Run, req: SearchRequest, rows: Statement, bases: Bases, keys: boolean, shown: number, extension: boolean): Promise<Entries> {
+    return subsetting(req) ? subsetted(db, req, rows, bases, shown) : rendered(db, rows, bases, 'match', shown, keys, extension);
+  }
+
   private saturated(): boolean {
     return this.o.saturated?.() === true;
   }
@@ -117,8 +122,13 @@ export class SearchRunner {
     bases: Bases,
     keys: boolean,
   ): Promise<Entries & { rank?: RankPhase }> {
-    const page = (rows: Statement, shown = req.count) =>
-      subsetting(req) ? subsetted(db, req, rows, bases, shown) : rendered(db, rows, bases, 'match', shown, keys);
+    if (measureOrdered(req)) {
+      const cursor = state?.measure === undefined ? undefined : { measure: state.measure, rid: state.after };
+      return this.page(db, req, measuredPageQuery(hints, req, cursor, req.count + 1), bases, keys, req.count, true);
+    }
+    // Entries of a measured search carry the measure in any order.
+    const extension = measuredBy(req) !== undefined;
+    const page = (rows: Statement, shown = req.count) => this.page(db, req, extension ? withMeasure(req, rows) : rows, bases, keys, shown, extension);
     if (ranked(req)) {
       const from = state?.rank ?? 0;
       let out = noEntries;
@@ -163,8 +173,8 @@ export function statements(db: Sql, step: 'matches' | 'other' = 'other'): Run {
 }
 
 /** `rows` (rid, type, id, content, ord, key) written as entries by the database. */
-async function rendered(db: Run, rows: Statement, bases: Bases, mode: 'match' | 'include', shown: number, keys: boolean): Promise<Entries> {
-  const [row] = await db<(Buffer | null)[][]>(renderStatement(rows, { bases, mode, shown, keys }), { raw: true });
+async function rendered(db: Run, rows: Statement, bases: Bases, mode: 'match' | 'include', shown: number, keys: boolean, extension = false): Promise<Entries> {
+  const [row] = await db<(Buffer | null)[][]>(renderStatement(rows, { bases, mode, shown, keys, extension }), { raw: true });
   return renderedEntries(row, shown);
 }
 
@@ -173,8 +183,12 @@ async function subsetted(db: Run, req: SearchRequest, rows: Statement, bases: Ba
   return subsettedEntries(req, await db<Buffer[][]>(rows, { raw: true }), bases, shown);
 }
 
-/** Where the page after the row whose `key` column is `last` starts: a rid, or a sorted row's JSON key. */
-function nextStart(req: SearchRequest, last: string): Pick<CursorState, 'after' | 'sort'> {
+/** Where the page after the row whose `key` column is `last` starts: a rid, or a measured or sorted row's JSON key. */
+function nextStart(req: SearchRequest, last: string): Pick<CursorState, 'after' | 'sort' | 'measure'> {
+  if (measureOrdered(req)) {
+    const [measure, after] = JSON.parse(last) as [string, string];
+    return { after, measure };
+  }
   if (req.sort.length === 0) return { after: last };
   const [phase, ...rest] = JSON.parse(last) as [1 | 2, ...string[]];
   return { after: rest.at(-1)!, sort: { phase, keys: rest.slice(0, -1) } };

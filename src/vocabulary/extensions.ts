@@ -22,6 +22,8 @@ export const EXT = {
   deviceAuthorizationDate: `${SD}/as-ext-device-authorization-date-device`,
   hcsArhgos: `${SD}/as-ext-healthcareservice-authorization-number-arhgos`,
   hcsImplementationPeriod: `${SD}/as-ext-healthcareservice-implementation-period`,
+  /** A searchset entry's distance from the point of a `near` search. */
+  locationDistance: 'http://hl7.org/fhir/StructureDefinition/location-distance',
 } as const;
 
 /** The directory's own (DP) profile of each resource type, the one the CapabilityStatement names. */

@@ -44,6 +44,9 @@ export const CODE_SYSTEMS = {
 } as const;
 export type SystemKey = keyof typeof CODE_SYSTEMS;
 
+/** UCUM, the system of units (a Distance's `system`). */
+export const UCUM = 'http://unitsofmeasure.org';
+
 /** INSEE commune codes (TRE_R13): a system without a code table here. */
 export const COMMUNE_SYSTEM = nosUrl('TRE_R13-Commune');
 

@@ -1931,6 +1931,750 @@ order by r.rid
 -- $3 = 51
 `
 
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > a measured page rendered as entries 1`] = `
+select count(*) as rows, (array_agg(p.key order by p.n desc) filter (where p.n <= $1))[1] as last, string_agg(
+  p.rid::text, ','
+  order by p.n
+) filter (where p.n <= $2) as rids, string_agg(p.id, ',' order by p.n) filter (where p.n <= $3) as ids, string_agg(
+  $4::text || to_json($5::text || p.type || '/' || p.id)::text || $6::text || p.content || $7::text || p.extension || $8::text, ','
+  order by p.n
+) filter (where p.n <= $9) as entries
+from (
+  select q.rid, q.type, q.id, q.content, q.key, q.extension, row_number() over (order by q.ord) as n
+  from (
+    select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key, page.extension
+    from (
+      select k.rid, row_number() over (order by k.m, k.rid) as ord, json_build_array(
+        k.m::text, k.rid::text
+      )::text as key, $10::text || trim_scale(round(k.m::numeric, 3))::text || $11::text as extension
+      from (
+        select r.rid, min(r.m) as m
+        from (
+          select g.rid, g.m
+          from (
+            select g.rid, 2 * $12::float8 * asin(
+              least(
+                1, sqrt(
+                  power(sin(radians(g.lat - $13::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+                    radians($14::float8)
+                  ) * power(sin(radians(g.lon - $15::float8) / 2), 2)
+                )
+              )
+            ) as m
+            from unnest($16::int[], $17::float8[], $18::float8[]) b(band, lo, hi)
+            join geo_idx g on g.param = $19
+              and g.band = b.band
+              and g.lon >= b.lo
+              and g.lon <= b.hi
+          ) g
+          where g.m <= $20::float8
+        ) r
+        where true
+        group by r.rid
+      ) k
+      where true
+      order by k.m, k.rid
+      limit $21
+    ) page
+    join resource r on r.rid = page.rid
+    order by page.ord
+  ) q
+) p
+-- $1 = 20
+-- $2 = 20
+-- $3 = 20
+-- $4 = "{\\"fullUrl\\":"
+-- $5 = "http://fhir.test/fhir/v2/"
+-- $6 = ",\\"resource\\":"
+-- $7 = ",\\"search\\":{\\"mode\\":\\"match\\",\\"extension\\":"
+-- $8 = "}}"
+-- $9 = 20
+-- $10 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
+-- $11 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
+-- $12 = 6371.0088
+-- $13 = 48.8534
+-- $14 = 48.8534
+-- $15 = 2.3488
+-- $16 = [780, 781, 782]
+-- $17 = [2.320414265931127, 2.2804613214513845, 2.2888492720483242]
+-- $18 = [2.3771857340688736, 2.417138678548616, 2.408750727951676]
+-- $19 = 595069498 (Location.near)
+-- $20 = 5
+-- $21 = 21
+`
+
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near:missing=true 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
+from (
+  select r.rid
+  from resource r
+  where r.type = $1
+    and not exists (select 1 from "geo_idx" "g" where "g".rid = "r".rid and "g".param = $2)
+  order by 1
+  limit $3
+) page
+join resource r on r.rid = page.rid
+order by r.rid
+-- $1 = "Location"
+-- $2 = 595069498 (Location.near)
+-- $3 = 51
+`
+
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=-17.5|179.99|20|km 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key, page.extension
+from (
+  select k.rid, row_number() over (order by k.m, k.rid) as ord, json_build_array(
+    k.m::text, k.rid::text
+  )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
+  from (
+    select r.rid, min(r.m) as m
+    from (
+      select g.rid, g.m
+      from (
+        select g.rid, 2 * $3::float8 * asin(
+          least(
+            1, sqrt(
+              power(sin(radians(g.lat - $4::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+                radians($5::float8)
+              ) * power(sin(radians(g.lon - $6::float8) / 2), 2)
+            )
+          )
+        ) as m
+        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
+        join geo_idx g on g.param = $10
+          and g.band = b.band
+          and g.lon >= b.lo
+          and g.lon <= b.hi
+      ) g
+      where g.m <= $11::float8
+    ) r
+    where true
+    group by r.rid
+  ) k
+  where true
+  order by k.m, k.rid
+  limit $12
+) page
+join resource r on r.rid = page.rid
+order by page.ord
+-- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
+-- $2 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
+-- $3 = 6371.0088
+-- $4 = -17.5
+-- $5 = -17.5
+-- $6 = 179.99
+-- $7 = [-283, -283, -282, -282, -281, -281, -280, -280, -279, -279, -278, -278]
+-- $8 = [179.85434761849442, -180, 179.8131288467594, -180, 179.8014072493667, -180, 179.8014072724621, -180, 179.81318966901804, -180, 179.8544408985295, -180]
+-- $9 = [180, -179.8743476184944, 180, -179.8331288467594, 180, -179.82140724936667, 180, -179.82140727246207, 180, -179.83318966901803, 180, -179.87444089852949]
+-- $10 = 595069498 (Location.near)
+-- $11 = 20
+-- $12 = 51
+`
+
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488&status=active 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key, page.extension
+from (
+  select k.rid, row_number() over (order by k.m, k.rid) as ord, json_build_array(
+    k.m::text, k.rid::text
+  )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
+  from (
+    select r.rid, min(r.m) as m
+    from (
+      select g.rid, g.m
+      from (
+        select g.rid, 2 * $3::float8 * asin(
+          least(
+            1, sqrt(
+              power(sin(radians(g.lat - $4::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+                radians($5::float8)
+              ) * power(sin(radians(g.lon - $6::float8) / 2), 2)
+            )
+          )
+        ) as m
+        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
+        join geo_idx g on g.param = $10
+          and g.band = b.band
+          and g.lon >= b.lo
+          and g.lon <= b.hi
+      ) g
+      where g.m <= $11::float8
+    ) r
+    where "r".rid in (select t.rid from token_idx t where t.param = $12 and t.code = $13)
+    group by r.rid
+  ) k
+  where true
+  order by k.m, k.rid
+  limit $14
+) page
+join resource r on r.rid = page.rid
+order by page.ord
+-- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
+-- $2 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
+-- $3 = 6371.0088
+-- $4 = 48.8534
+-- $5 = 48.8534
+-- $6 = 2.3488
+-- $7 = [780, 781, 782]
+-- $8 = [2.320414265931127, 2.2804613214513845, 2.2888492720483242]
+-- $9 = [2.3771857340688736, 2.417138678548616, 2.408750727951676]
+-- $10 = 595069498 (Location.near)
+-- $11 = 5
+-- $12 = 1748933882 (Location.status)
+-- $13 = "active"
+-- $14 = 51
+`
+
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2&_sort=name 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
+from (
+  select distinct r.rid
+  from (
+    select g.rid
+    from (
+      select g.rid, 2 * $1::float8 * asin(
+        least(
+          1, sqrt(
+            power(sin(radians(g.lat - $2::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+              radians($3::float8)
+            ) * power(sin(radians(g.lon - $4::float8) / 2), 2)
+          )
+        )
+      ) as m
+      from unnest($5::int[], $6::float8[], $7::float8[]) b(band, lo, hi)
+      join geo_idx g on g.param = $8
+        and g.band = b.band
+        and g.lon >= b.lo
+        and g.lon <= b.hi
+    ) g
+    where g.m <= $9::float8
+  ) r
+  where true
+  order by 1
+  limit $10
+) page
+join resource r on r.rid = page.rid
+order by r.rid
+-- $1 = 6371.0088
+-- $2 = 48.8534
+-- $3 = 48.8534
+-- $4 = 2.3488
+-- $5 = [781]
+-- $6 = [2.3214645310677584]
+-- $7 = [2.376135468932242]
+-- $8 = 595069498 (Location.near)
+-- $9 = 2
+-- $10 = 51
+`
+
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2&_sort=name: phase 1, each row with its distance 1`] = `
+select q.rid, q.type, q.id, q.content, q.ord, q.key, $1::text || trim_scale(
+  round(
+    (
+      select min(
+        2 * $2::float8 * asin(
+          least(
+            1, sqrt(
+              power(sin(radians(g.lat - $3::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+                radians($4::float8)
+              ) * power(sin(radians(g.lon - $5::float8) / 2), 2)
+            )
+          )
+        )
+      )
+      from geo_idx g
+      where g.param = $6
+        and g.rid = q.rid
+    )::numeric, 3
+  )
+)::text || $7::text as extension
+from (
+  select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key
+  from (
+    select k.rid, k.key, row_number() over (order by "s1" asc, rid asc) as ord
+    from (
+      select distinct on ("s1", rid) "m".rid, m.s1 as "s1", json_build_array(1, m.s1, "m".rid::text)::text as key
+      from (
+        select m.rid, (
+          select min(o."norm")
+          from "string_idx" o
+          where o.param = $8
+            and o.rid = m.rid
+        ) as s1
+        from (
+          select distinct r.rid
+          from (
+            select g.rid
+            from (
+              select g.rid, 2 * $9::float8 * asin(
+                least(
+                  1, sqrt(
+                    power(sin(radians(g.lat - $10::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+                      radians($11::float8)
+                    ) * power(sin(radians(g.lon - $12::float8) / 2), 2)
+                  )
+                )
+              ) as m
+              from unnest($13::int[], $14::float8[], $15::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $16
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.m <= $17::float8
+          ) r
+          where true
+        ) m
+        offset 0
+      ) m
+      where m.s1 is not null
+      order by "s1" asc, rid asc
+      limit $18
+    ) k
+  ) page
+  join resource r on r.rid = page.rid
+  order by page.ord
+) q
+order by q.ord
+-- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
+-- $2 = 6371.0088
+-- $3 = 48.8534
+-- $4 = 48.8534
+-- $5 = 2.3488
+-- $6 = 595069498 (Location.near)
+-- $7 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
+-- $8 = 2050318747 (Location.name)
+-- $9 = 6371.0088
+-- $10 = 48.8534
+-- $11 = 48.8534
+-- $12 = 2.3488
+-- $13 = [781]
+-- $14 = [2.3214645310677584]
+-- $15 = [2.376135468932242]
+-- $16 = 595069498 (Location.near)
+-- $17 = 2
+-- $18 = 51
+`
+
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2&near=45.75|4.85|200 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key, page.extension
+from (
+  select k.rid, row_number() over (order by k.m, k.rid) as ord, json_build_array(
+    k.m::text, k.rid::text
+  )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
+  from (
+    select r.rid, min(r.m) as m
+    from (
+      select g.rid, g.m
+      from (
+        select g.rid, 2 * $3::float8 * asin(
+          least(
+            1, sqrt(
+              power(sin(radians(g.lat - $4::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+                radians($5::float8)
+              ) * power(sin(radians(g.lon - $6::float8) / 2), 2)
+            )
+          )
+        ) as m
+        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
+        join geo_idx g on g.param = $10
+          and g.band = b.band
+          and g.lon >= b.lo
+          and g.lon <= b.hi
+      ) g
+      where g.m <= $11::float8
+    ) r
+    where "r".rid in (
+      select g.rid
+      from (
+        select g.rid, 2 * $12::float8 * asin(
+          least(
+            1, sqrt(
+              power(sin(radians(g.lat - $13::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+                radians($14::float8)
+              ) * power(sin(radians(g.lon - $15::float8) / 2), 2)
+            )
+          )
+        ) as m
+        from unnest($16::int[], $17::float8[], $18::float8[]) b(band, lo, hi)
+        join geo_idx g on g.param = $19
+          and g.band = b.band
+          and g.lon >= b.lo
+          and g.lon <= b.hi
+      ) g
+      where g.m <= $20::float8
+    )
+    group by r.rid
+  ) k
+  where true
+  order by k.m, k.rid
+  limit $21
+) page
+join resource r on r.rid = page.rid
+order by page.ord
+-- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
+-- $2 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
+-- $3 = 6371.0088
+-- $4 = 48.8534
+-- $5 = 48.8534
+-- $6 = 2.3488
+-- $7 = [781]
+-- $8 = [2.3214645310677584]
+-- $9 = [2.376135468932242]
+-- $10 = 595069498 (Location.near)
+-- $11 = 2
+-- $12 = 6371.0088
+-- $13 = 45.75
+-- $14 = 45.75
+-- $15 = 4.85
+-- $16 = [703, 704, 705, 706, 707, 708, … 58 values, sha256 5263fae4a0ce]
+-- $17 = [4.2636341497308825, 3.9710195047756227, 3.760636120048261, 3.5905956981523715, 3.446177901349239, 3.3201246941175215, … 58 values, sha256 c48451559bb1]
+-- $18 = [5.436365850269117, 5.728980495224377, 5.939363879951738, 6.109404301847627, 6.25382209865076, 6.379875305882478, … 58 values, sha256 aa7a56fafcf2]
+-- $19 = 595069498 (Location.near)
+-- $20 = 200
+-- $21 = 51
+`
+
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2|km 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key, page.extension
+from (
+  select k.rid, row_number() over (order by k.m, k.rid) as ord, json_build_array(
+    k.m::text, k.rid::text
+  )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
+  from (
+    select r.rid, min(r.m) as m
+    from (
+      select g.rid, g.m
+      from (
+        select g.rid, 2 * $3::float8 * asin(
+          least(
+            1, sqrt(
+              power(sin(radians(g.lat - $4::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+                radians($5::float8)
+              ) * power(sin(radians(g.lon - $6::float8) / 2), 2)
+            )
+          )
+        ) as m
+        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
+        join geo_idx g on g.param = $10
+          and g.band = b.band
+          and g.lon >= b.lo
+          and g.lon <= b.hi
+      ) g
+      where g.m <= $11::float8
+    ) r
+    where true
+    group by r.rid
+  ) k
+  where true
+  order by k.m, k.rid
+  limit $12
+) page
+join resource r on r.rid = page.rid
+order by page.ord
+-- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
+-- $2 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
+-- $3 = 6371.0088
+-- $4 = 48.8534
+-- $5 = 48.8534
+-- $6 = 2.3488
+-- $7 = [781]
+-- $8 = [2.3214645310677584]
+-- $9 = [2.376135468932242]
+-- $10 = 595069498 (Location.near)
+-- $11 = 2
+-- $12 = 51
+`
+
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2|km after 1.0052017739912417 km, rid 1234 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key, page.extension
+from (
+  select k.rid, row_number() over (order by k.m, k.rid) as ord, json_build_array(
+    k.m::text, k.rid::text
+  )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
+  from (
+    select r.rid, min(r.m) as m
+    from (
+      select g.rid, g.m
+      from (
+        select g.rid, 2 * $3::float8 * asin(
+          least(
+            1, sqrt(
+              power(sin(radians(g.lat - $4::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+                radians($5::float8)
+              ) * power(sin(radians(g.lon - $6::float8) / 2), 2)
+            )
+          )
+        ) as m
+        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
+        join geo_idx g on g.param = $10
+          and g.band = b.band
+          and g.lon >= b.lo
+          and g.lon <= b.hi
+      ) g
+      where g.m <= $11::float8
+    ) r
+    where true
+    group by r.rid
+  ) k
+  where (k.m, k.rid) > ($12::text::float8, $13::bigint)
+  order by k.m, k.rid
+  limit $14
+) page
+join resource r on r.rid = page.rid
+order by page.ord
+-- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
+-- $2 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
+-- $3 = 6371.0088
+-- $4 = 48.8534
+-- $5 = 48.8534
+-- $6 = 2.3488
+-- $7 = [781]
+-- $8 = [2.3214645310677584]
+-- $9 = [2.376135468932242]
+-- $10 = 595069498 (Location.near)
+-- $11 = 2
+-- $12 = "1.0052017739912417"
+-- $13 = "1234"
+-- $14 = 51
+`
+
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2|km: countQuery 1`] = `
+select count(*) as count
+from (
+  select distinct r.rid
+  from (
+    select g.rid
+    from (
+      select g.rid, 2 * $1::float8 * asin(
+        least(
+          1, sqrt(
+            power(sin(radians(g.lat - $2::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+              radians($3::float8)
+            ) * power(sin(radians(g.lon - $4::float8) / 2), 2)
+          )
+        )
+      ) as m
+      from unnest($5::int[], $6::float8[], $7::float8[]) b(band, lo, hi)
+      join geo_idx g on g.param = $8
+        and g.band = b.band
+        and g.lon >= b.lo
+        and g.lon <= b.hi
+    ) g
+    where g.m <= $9::float8
+  ) r
+  where true
+) m
+-- $1 = 6371.0088
+-- $2 = 48.8534
+-- $3 = 48.8534
+-- $4 = 2.3488
+-- $5 = [781]
+-- $6 = [2.3214645310677584]
+-- $7 = [2.376135468932242]
+-- $8 = 595069498 (Location.near)
+-- $9 = 2
+`
+
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2|km&status=active: countQuery 1`] = `
+select count(*) as count
+from (
+  select distinct r.rid
+  from (
+    select g.rid
+    from (
+      select g.rid, 2 * $1::float8 * asin(
+        least(
+          1, sqrt(
+            power(sin(radians(g.lat - $2::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+              radians($3::float8)
+            ) * power(sin(radians(g.lon - $4::float8) / 2), 2)
+          )
+        )
+      ) as m
+      from unnest($5::int[], $6::float8[], $7::float8[]) b(band, lo, hi)
+      join geo_idx g on g.param = $8
+        and g.band = b.band
+        and g.lon >= b.lo
+        and g.lon <= b.hi
+    ) g
+    where g.m <= $9::float8
+  ) r
+  where "r".rid in (select t.rid from token_idx t where t.param = $10 and t.code = $11)
+) m
+-- $1 = 6371.0088
+-- $2 = 48.8534
+-- $3 = 48.8534
+-- $4 = 2.3488
+-- $5 = [781]
+-- $6 = [2.3214645310677584]
+-- $7 = [2.376135468932242]
+-- $8 = 595069498 (Location.near)
+-- $9 = 2
+-- $10 = 1748933882 (Location.status)
+-- $11 = "active"
+`
+
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=89.99|0|5|km 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key, page.extension
+from (
+  select k.rid, row_number() over (order by k.m, k.rid) as ord, json_build_array(
+    k.m::text, k.rid::text
+  )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
+  from (
+    select r.rid, min(r.m) as m
+    from (
+      select g.rid, g.m
+      from (
+        select g.rid, 2 * $3::float8 * asin(
+          least(
+            1, sqrt(
+              power(sin(radians(g.lat - $4::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+                radians($5::float8)
+              ) * power(sin(radians(g.lon - $6::float8) / 2), 2)
+            )
+          )
+        ) as m
+        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
+        join geo_idx g on g.param = $10
+          and g.band = b.band
+          and g.lon >= b.lo
+          and g.lon <= b.hi
+      ) g
+      where g.m <= $11::float8
+    ) r
+    where true
+    group by r.rid
+  ) k
+  where true
+  order by k.m, k.rid
+  limit $12
+) page
+join resource r on r.rid = page.rid
+order by page.ord
+-- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
+-- $2 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
+-- $3 = 6371.0088
+-- $4 = 89.99
+-- $5 = 89.99
+-- $6 = 0
+-- $7 = [1439, 1440]
+-- $8 = [-180, -180]
+-- $9 = [180, 180]
+-- $10 = 595069498 (Location.near)
+-- $11 = 5
+-- $12 = 51
+`
+
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Organization?_has:Location:organization:near=48.8534|2.3488|500|m 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
+from (
+  select distinct r.rid
+  from (
+    select h.rid
+    from resource h
+    where h.type = $1
+      and h.id in (
+        select "c1".target_id
+        from reference_idx "c1"
+        where "c1".param = $2
+          and "c1".target_type = $3
+          and "c1".rid in (
+            select g.rid
+            from (
+              select g.rid, 2 * $4::float8 * asin(
+                least(
+                  1, sqrt(
+                    power(sin(radians(g.lat - $5::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+                      radians($6::float8)
+                    ) * power(sin(radians(g.lon - $7::float8) / 2), 2)
+                  )
+                )
+              ) as m
+              from unnest($8::int[], $9::float8[], $10::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $11
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.m <= $12::float8
+          )
+      )
+  ) r
+  where true
+  order by 1
+  limit $13
+) page
+join resource r on r.rid = page.rid
+order by r.rid
+-- $1 = "Organization"
+-- $2 = 2124547271 (Location.organization)
+-- $3 = "Organization"
+-- $4 = 6371.0088
+-- $5 = 48.8534
+-- $6 = 48.8534
+-- $7 = 2.3488
+-- $8 = [781]
+-- $9 = [2.3419661321547616]
+-- $10 = [2.355633867845239]
+-- $11 = 595069498 (Location.near)
+-- $12 = 0.5
+-- $13 = 51
+`
+
+exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > PractitionerRole?location.near=48.8534|2.3488|2&role=FON-33 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
+from (
+  select distinct r.rid
+  from (select t.rid from token_idx t where t.param = $1 and t.code = $2) r
+  where "r".rid in (
+    select x.rid
+    from reference_idx x
+    join resource "c1" on "c1".type = x.target_type
+      and "c1".id = x.target_id
+    where x.param = $3
+      and x.target_type = $4
+      and "c1".rid in (
+        select g.rid
+        from (
+          select g.rid, 2 * $5::float8 * asin(
+            least(
+              1, sqrt(
+                power(sin(radians(g.lat - $6::float8) / 2), 2) + cos(radians(g.lat)) * cos(
+                  radians($7::float8)
+                ) * power(sin(radians(g.lon - $8::float8) / 2), 2)
+              )
+            )
+          ) as m
+          from unnest($9::int[], $10::float8[], $11::float8[]) b(band, lo, hi)
+          join geo_idx g on g.param = $12
+            and g.band = b.band
+            and g.lon >= b.lo
+            and g.lon <= b.hi
+        ) g
+        where g.m <= $13::float8
+      )
+  )
+  order by 1
+  limit $14
+) page
+join resource r on r.rid = page.rid
+order by r.rid
+-- $1 = -994924139 (PractitionerRole.role)
+-- $2 = "FON-33"
+-- $3 = -437351886 (PractitionerRole.location)
+-- $4 = "Location"
+-- $5 = 6371.0088
+-- $6 = 48.8534
+-- $7 = 48.8534
+-- $8 = 2.3488
+-- $9 = [781]
+-- $10 = [2.3214645310677584]
+-- $11 = [2.376135468932242]
+-- $12 = 595069498 (Location.near)
+-- $13 = 2
+-- $14 = 51
+`
+
 exports[`tests/compile-golden.test.ts > TAP > phonetic > Practitioner?phonetic=fontaine (its typos looked up): rank phase 0 1`] = `
 select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
 from (

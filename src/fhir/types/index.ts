@@ -1,6 +1,7 @@
 import type { BoundParam } from '../../registry/index.ts';
 import { date } from './date.ts';
 import { id } from './id.ts';
+import { near } from './near.ts';
 import { phonetic } from './phonetic.ts';
 import { reference } from './reference.ts';
 import type { SearchType } from './search-type.ts';
@@ -13,13 +14,14 @@ export * from './search-type.ts';
  * The types whose values live in an index table of their own, in the one order every table list
  * follows (IndexRows, COPY streams, the bulk load). `_id` is read from the resource table instead.
  */
-export const INDEXED = { token, string, date, reference, phonetic } as const;
+export const INDEXED = { token, string, date, reference, phonetic, near } as const;
 export type IndexKind = keyof typeof INDEXED;
 export const INDEX_KINDS = Object.keys(INDEXED) as IndexKind[];
 
 /** The index table a parameter's rows go to; undefined for a column (`_id`). */
 export function indexKind(param: BoundParam): IndexKind | undefined {
   if (param.column === 'id') return undefined;
+  if (param.type === 'special') return param.special!;
   return param.phonetic ? 'phonetic' : param.type;
 }
 

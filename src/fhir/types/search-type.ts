@@ -47,6 +47,19 @@ export interface SearchType<C extends Condition = Condition, Row = unknown> {
    */
   pageRows?(c: C, hints: PlanHints, filter: Statement, limit: number): Statement | undefined;
   /**
+   * A type whose conditions measure each match (near: its distance in km): the match entries of a
+   * search with such a condition on its own type carry the measure, and without `_sort` it is read
+   * smallest first (src/fhir/compile.ts `measuredBy`).
+   */
+  measure?: {
+    /** Rows (rid, m): the rids `rows` gives, each with its measure `m` (float8). */
+    rows(c: C, hints: PlanHints, type: ResourceType): Statement;
+    /** The measure of the resource `rid` (a float8 expression; its least, when it has several rows). */
+    of(c: C, rid: Statement): Statement;
+    /** The JSON text of a match entry's `search.extension` for the measure `m` (a text expression). */
+    extension(m: Statement): Statement;
+  };
+  /**
    * Resources counted per value (value_count, sql/012): whether a parameter's values are counted,
    * the keys a row counts under (`system`: a token system's key, its id or a mark) — the same as
    * the SQL of sql/012 — and the keys whose counts add up to a one-condition search's total.
