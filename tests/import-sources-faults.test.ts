@@ -59,6 +59,7 @@ t.test('clean runs, the reference', async (t) => {
   await imported(t, day1);
   afterDay1 = await snapshot();
   t.not(afterDay1.resources, afterDay0.resources, 'day 1 changes some');
+  t.match(afterDay1.resources, /"Location\/[^"]+",2,/, 'some Location among them');
   t.match(afterDay1.state, /"pending":0/, 'nothing pending after a run');
   await reset();
   await imported(t, day0);
@@ -74,6 +75,8 @@ for (const s of [
   { name: 'daily import, its sessions ended once some batches are committed', kill: false, when: versioned },
   { name: 'daily import killed (SIGKILL) once some batches are committed', kill: true, when: versioned },
   { name: 'daily import killed (SIGKILL) once the new mailboxes are the state', kill: true, when: mailboxState },
+  // The Locations are written with their establishments, before the roles that follow them.
+  { name: 'daily import killed (SIGKILL) once a Location has its new version', kill: true, when: "exists (select 1 from resource where type = 'Location' and version_id > 1)" },
   { name: 'a day of mailboxes alone killed (SIGKILL) once they are the state', kill: true, when: mailboxState, dir: mailboxDay },
 ]) {
   t.test(`${s.name}: the same command converges`, async (t) => {
