@@ -29,7 +29,7 @@ import { API_KEY, idsOf, refsOf, type A, type Entry } from '../helpers/search.ts
 
 /** A resource as the data files hold it: only what the predicates below read is typed. */
 type Res = { resourceType: string; id: string; [element: string]: any };
-type Type = 'Practitioner' | 'Organization' | 'PractitionerRole' | 'Device' | 'HealthcareService';
+type Type = 'Practitioner' | 'Organization' | 'PractitionerRole' | 'Location' | 'Device' | 'HealthcareService';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'seed-examples-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -38,7 +38,7 @@ const DIRECTORY = path.join(FIXTURES, 'directory');
 
 /** Every resource of the generated NDJSON files and of the directory's Bundles, by type. */
 function readData(): Record<Type, Res[]> {
-  const out: Record<Type, Res[]> = { Practitioner: [], Organization: [], PractitionerRole: [], Device: [], HealthcareService: [] };
+  const out: Record<Type, Res[]> = { Practitioner: [], Organization: [], PractitionerRole: [], Location: [], Device: [], HealthcareService: [] };
   const add = (r: Res) => out[r.resourceType as Type].push(r);
   for (const f of readdirSync(dir)) readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).forEach((l) => add(JSON.parse(l) as Res));
   for (const f of readdirSync(DIRECTORY)) (JSON.parse(readFileSync(path.join(DIRECTORY, f), 'utf8')) as { entry: { resource: Res }[] }).entry.forEach((e) => add(e.resource));
@@ -145,6 +145,8 @@ const refs = {
   organization: (r: Res): string[] => [r.organization?.reference].filter(Boolean),
   deviceOwner: (r: Res): string[] => [r.owner?.reference].filter(Boolean),
   providedBy: (r: Res): string[] => [r.providedBy?.reference].filter(Boolean),
+  location: (r: Res): string[] => (r.location ?? []).map((l: { reference: string }) => l.reference),
+  managingOrganization: (r: Res): string[] => [r.managingOrganization?.reference].filter(Boolean),
 };
 const lastUpdated = (r: Res) => Date.parse(r.meta.lastUpdated);
 const refOf = (r: Res) => `${r.resourceType}/${r.id}`;
@@ -217,6 +219,7 @@ const rolesOfPractitioner = referrers(roles, refs.practitioner);
 const rolesOfOrganization = referrers(roles, refs.organization);
 const devicesOf = referrers(data.Device, refs.deviceOwner);
 const servicesOf = referrers(data.HealthcareService, refs.providedBy);
+const locationsOf = referrers(data.Location, refs.managingOrganization);
 /** For one match, the `Type/id` of the resources an include row adds. */
 type Adds = (match: Res) => string[];
 const adds = {
@@ -224,6 +227,8 @@ const adds = {
   parent: refs.partof,
   devices: (m: Res) => devicesOf.get(refOf(m)) ?? [],
   services: (m: Res) => servicesOf.get(refOf(m)) ?? [],
+  locations: (m: Res) => locationsOf.get(refOf(m)) ?? [],
+  location: refs.location,
   rolesOfOrganization: (m: Res) => rolesOfOrganization.get(refOf(m)) ?? [],
   practitioner: refs.practitioner,
   organization: refs.organization,
@@ -311,11 +316,11 @@ const INCLUDES: Example[] = [
   v2('Organization', '_revinclude=Device:organization', all, '§4.3 Organization', { adds: adds.devices, ...several }),
   v2('Organization', '_revinclude=HealthcareService:organization', all, '§4.3 Organization', { adds: adds.services, ...several }),
   v2('Organization', '_revinclude=PractitionerRole:organization', all, '§4.3 Organization', { adds: adds.rolesOfOrganization, post: true, ...several }),
-  v2('Organization', '_include=*', all, '§4.3 Organization (the referencing Device, PractitionerRole, HealthcareService; and the partof parent, as FHIR reads *)', {
-    adds: union(adds.parent, adds.devices, adds.rolesOfOrganization, adds.services), ...several }),
+  v2('Organization', '_include=*', all, '§4.3 Organization (the referencing Location, Device, PractitionerRole, HealthcareService; and the partof parent, as FHIR reads *)', {
+    adds: union(adds.parent, adds.locations, adds.devices, adds.rolesOfOrganization, adds.services), ...several }),
   v2('PractitionerRole', '_include=PractitionerRole:organization', all, '§4.3 PractitionerRole', { adds: adds.organization, ...several }),
   v2('PractitionerRole', '_include=PractitionerRole:practitioner', all, '§4.3 PractitionerRole', { adds: adds.practitioner, ...several }),
-  v2('PractitionerRole', '_include=*', all, '§4.3 PractitionerRole', { adds: union(adds.practitioner, adds.organization), post: true, ...several }),
+  v2('PractitionerRole', '_include=*', all, '§4.3 PractitionerRole', { adds: union(adds.practitioner, adds.organization, adds.location), post: true, ...several }),
 ];
 
 const pDay = updatedAt(practitioners, 0.75, 'day');
