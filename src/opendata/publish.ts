@@ -109,7 +109,7 @@ const personMailboxes = (db: Db, persons: string) => db`
   group by person`;
 
 /** Whether the structure of the staged line `l` has an active Location (a boolean column). */
-const located = (db: Db) => db`exists (select 1 from import_located k where k.org = l.structure)`;
+const located = (db: Db) => db`exists (select 1 from import_located k where k.org = l.structure and k.after)`;
 
 /** The changed persons with their lines and mailboxes, sorted by person (one cursor). */
 async function* changedPersons(session: Db): AsyncGenerator<PersonLines> {
@@ -368,7 +368,7 @@ class Incremental {
   async locatedRoles(session: Db): Promise<void> {
     const organization = this.opts.registry.byCode('PractitionerRole', 'organization')!.id;
     const rows = session<{ content: Json; located: boolean }[]>`
-      select r.content, exists (select 1 from import_located k where k.org = p.key) as located
+      select r.content, exists (select 1 from import_located k where k.org = p.key and k.after) as located
       from import_pending p
       join reference_idx x on x.param = ${organization} and x.target_type = 'Organization' and x.target_id = p.key
       join resource r on r.rid = x.rid and r.type = 'PractitionerRole'

@@ -282,34 +282,29 @@ export async function diffFiness(db: Db, inRun: boolean, keep: boolean): Promise
  * them, against the stored ones. No state of their own: a Location changes only with its
  * establishment's FINESS digest, which covers it; its stored status says what it was.
  *
- * - import_located: the establishments whose Location is active as this run leaves it: the stored
- *   active ones the feed neither changed nor dropped, and those it changed to an active Location.
- *   A PractitionerRole at one of them refers to its Location.
- * - import_location_diff: the establishments that gain (`located`) or lose an active Location.
+ * import_located: per establishment, whether its Location is active before the run (stored) and
+ * after it (the stored active ones the feed neither changed nor dropped, and those it changed to an
+ * active Location). A PractitionerRole at an establishment located after refers to its Location.
  *
  * Gone: active Locations this run makes inactive (closed, point removed, establishment gone).
  */
 export async function diffLocations(db: Db, finessInRun: boolean): Promise<TypeDiff> {
-  await db`create unlogged table import_located (org text collate "C" primary key)`;
   await db`
-    insert into import_located (org)
-    select r.id from resource r
-    where r.type = 'Location' and r.content->>'status' = 'active'
-      and not exists (select 1 from import_finess_change c where c.org = r.id)
-      and not exists (select 1 from import_finess_gone g where g.org = r.id)
-    union
-    select org from import_finess_change where location::jsonb->>'status' = 'active'`;
-  await db`
-    create unlogged table import_location_diff as
-    select coalesce(k.org, r.id) as org, k.org is not null as located
-    from import_located k
-    full join (select id from resource where type = 'Location' and content->>'status' = 'active') r on r.id = k.org
-    where k.org is null or r.id is null`;
+    create unlogged table import_located as
+    select org collate "C" as org, bool_or(before) as before, bool_or(after) as after from (
+      select r.id as org, true as before,
+             not exists (select 1 from import_finess_change c where c.org = r.id)
+               and not exists (select 1 from import_finess_gone g where g.org = r.id) as after
+      from resource r where r.type = 'Location' and r.content->>'status' = 'active'
+      union all
+      select org, false, true from import_finess_change where location::jsonb->>'status' = 'active'
+    ) x group by org`;
+  await db`alter table import_located add primary key (org)`;
   const [c] = await db<Record<string, string>[]>`
     select (select count(distinct org) from import_finess_now where ${finessInRun}::boolean and location is not null) as snapshot,
-           (select count(*) from resource where type = 'Location' and content->>'status' = 'active') as active,
+           (select count(*) from import_located where before) as active,
            (select count(*) from import_finess_change where location is not null) as changed,
-           (select count(*) from import_location_diff where not located) as gone`;
+           (select count(*) from import_located where before and not after) as gone`;
   return { snapshot: Number(c.snapshot), active: Number(c.active), changed: Number(c.changed), gone: Number(c.gone) };
 }
 
@@ -319,7 +314,7 @@ export async function diffLocations(db: Db, finessInRun: boolean): Promise<TypeD
  * import killed before it rewrote them all rewrites them when run again.
  */
 export async function markLocatedChanges(db: Db): Promise<void> {
-  await db`insert into import_pending (kind, key) select 'location', org from import_location_diff on conflict do nothing`;
+  await db`insert into import_pending (kind, key) select 'location', org from import_located where before <> after on conflict do nothing`;
 }
 
 /**

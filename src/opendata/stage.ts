@@ -20,7 +20,7 @@ export const STAGING_TABLES = [
   'import_line', 'import_held', 'import_person_now', 'import_structure_now', 'import_person_change', 'import_person_gone',
   'import_structure_change', 'import_structure_gone', 'import_finess_now', 'import_finess_change', 'import_finess_gone',
   'import_mailbox_now', 'import_mailbox_added', 'import_mailbox_gone', 'import_org_key', 'import_org_affected', 'import_mailbox_persons',
-  'import_located', 'import_location_diff',
+  'import_located',
 ] as const;
 
 export async function dropStaging(db: Db): Promise<void> {
