@@ -27,7 +27,8 @@ import { markFiness, markPersons, markPersonsGone, markStructures, markStructure
  * `location` set again). All through the loader's write path in batches, a few
  * transactions at once; each transaction also writes the state rows of what it holds, so a killed
  * run leaves state that matches the database and a rerun writes what is still marked changed.
- * Deactivation reads the stored resource and writes it again with `active: false`.
+ * Deactivation reads the stored resource and writes it again with `active: false` (a Location:
+ * `status: inactive`).
  *
  * First import (no resource at all): the mapped resources stream into the bulk loader (COPY, indexes
  * built at the end); the state is then filled from the staging tables.
@@ -362,8 +363,9 @@ class Incremental {
 
   /**
    * The stored active PractitionerRoles at the establishments marked pending (import_pending, kind
-   * `location`: they gained or lost an active Location), with `location` as import_located says.
-   * A role whose content does not change is not written.
+   * `location`: they gained or lost an active Location), found through the index of their
+   * `organization` reference, with `location` as import_located says. A role whose content does
+   * not change is not written.
    */
   async locatedRoles(session: Db): Promise<void> {
     const organization = this.opts.registry.byCode('PractitionerRole', 'organization')!.id;
