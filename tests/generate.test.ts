@@ -108,8 +108,10 @@ t.test('generated data set', async (t) => {
     const allIds = new Set<string>();
     for (const type of RESOURCE_TYPES) {
       const rows = data[type];
-      t.equal(rows.length, expected[type], `${type} count`);
-      t.equal(summary.files.find((f) => f.type === type)?.count, expected[type], `${type} summary count`);
+      // A Location is one per geographical entity with a point: its count is not planned.
+      const count = type === 'Location' ? data.Organization.filter((o) => ext(o.address?.[0], 'geolocation').length).length : expected[type];
+      t.equal(rows.length, count, `${type} count`);
+      t.equal(summary.files.find((f) => f.type === type)?.count, count, `${type} summary count`);
       const ids = new Set<string>();
       for (const r of rows) {
         if (r.resourceType !== type || typeof r.id !== 'string' || r.id === '') {
@@ -146,6 +148,9 @@ t.test('generated data set', async (t) => {
       check(r.organization, organizations, false);
     }
     for (const r of data.Organization) check(r.partOf, organizations, false);
+    const locations = new Set(data.Location.map((r) => `Location/${r.id}`));
+    for (const r of data.PractitionerRole) for (const l of r.location ?? []) check(l, locations, true);
+    for (const r of data.Location) check(r.managingOrganization, organizations, true);
     for (const r of data.Device) check(r.owner, organizations, true);
     for (const r of data.HealthcareService) check(r.providedBy, organizations, true);
     t.equal(bad, 0, `${checked} references checked`);
@@ -300,6 +305,31 @@ t.test('generated data set', async (t) => {
     t.ok(pharmacies.length > 0 && pharmacies.every((o) => ext(o, 'as-ext-organization-pharmacy-licence').length === 1), 'pharmacies carry a licence');
     t.ok(active.some((o) => (o.telecom ?? []).some(isMss)), 'some organizations have MSS mailboxes');
     t.ok(data.Organization.some((o) => o.active === false && o.name && !o.type), 'inactive organizations are tombstones with a name');
+  });
+
+  t.test('Locations: the geographical entities with a point, near their city; roles at them refer to them', async (t) => {
+    const byId = new Map(data.Organization.map((o) => [o.id, o]));
+    const cities = new Map(CITIES.map((c) => [c.insee, c]));
+    const entities = data.Organization.filter((o) => o.active && o.address && ident(o, 'FINEG'));
+    const share = data.Location.length / entities.length;
+    t.ok(share > 0.65 && share < 0.85, `${(share * 100).toFixed(1)} % of the active geographical entities with an address have a point (≈ 75 %)`);
+    let bad = 0;
+    for (const l of data.Location) {
+      const o = byId.get(l.id);
+      const city = cities.get(o?.address[0].extension[0].valueCoding.code);
+      const geo = ext(o?.address[0], 'geolocation')[0]?.extension;
+      if (!o || !city || l.status !== 'active' || l.mode !== 'instance' || l.name !== o.name) bad++;
+      else if (JSON.stringify(l.address) !== JSON.stringify(o.address[0]) || JSON.stringify(l.identifier) !== JSON.stringify(o.identifier.slice(0, 2))) bad++;
+      else if (geo[0].valueDecimal !== l.position.latitude || geo[1].valueDecimal !== l.position.longitude) bad++;
+      else if (Math.abs(l.position.latitude - city.latitude) > 0.021 || Math.abs(l.position.longitude - city.longitude) > 0.031) bad++;
+      if (!['housenumber', 'street', 'commune'].includes(ext(l.position, 'position-precision')[0]?.valueCode)) bad++;
+    }
+    t.equal(bad, 0, 'a Location has its Organization\'s id, identifiers, name, address and point, within ~2 km of its city\'s centre, and a precision');
+    const located = new Set(data.Location.map((l) => `Organization/${l.id}`));
+    const active = data.PractitionerRole.filter((r) => r.active);
+    const wrong = active.filter((r) => (r.location?.[0].reference ?? null) !== (located.has(r.organization?.reference) ? r.organization.reference.replace('Organization/', 'Location/') : null));
+    t.equal(wrong.length, 0, 'an active role has location exactly when its organization has a Location');
+    t.ok(active.some((r) => r.location), 'some roles have one');
   });
 
   t.test('every code exists in the shipped terminology (or the documented extra systems)', async (t) => {

@@ -108,7 +108,7 @@ t.test('the next day: only what changed gets a version; the same files again cha
   const now = await contents(db);
   const reallyChanged = [...now].filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(allAtOnce!.get(k))).map(([k]) => k).sort();
   const fed: string[] = [];
-  for (const type of ['Organization', 'Practitioner', 'PractitionerRole']) {
+  for (const type of ['Organization', 'Practitioner', 'PractitionerRole', 'Location']) {
     fed.push(...(await searchAll(app, `/fhir/v2/${type}?_lastUpdated=ge${at.toISOString()}`)).map((e) => `${type}/${e.resource.id}`));
   }
   t.ok(reallyChanged.some((k) => k.startsWith('Organization/')), 'some Organizations changed');
@@ -118,7 +118,7 @@ t.test('the next day: only what changed gets a version; the same files again cha
   const again = await importCli(db, [day1]);
   t.equal(again.code, 2);
   const [{ at: at2 }] = await db.sql<{ at: Date }[]>`select started_at as at from writer_run where kind = 'import' order by id desc limit 1`;
-  for (const type of ['Organization', 'Practitioner', 'PractitionerRole']) {
+  for (const type of ['Organization', 'Practitioner', 'PractitionerRole', 'Location']) {
     t.same(await searchAll(app, `/fhir/v2/${type}?_lastUpdated=ge${at2.toISOString()}`), [], `${type}: nothing new on the same files`);
   }
 });

@@ -98,6 +98,7 @@ const ORACLE: Record<string, Record<string, Param>> = {
     role: { kind: 'token', tokens: (r) => codings(r.code) },
     practitioner: { kind: 'reference', refs: (r) => strs((r.practitioner as { reference?: string } | undefined)?.reference) },
     organization: { kind: 'reference', refs: (r) => strs((r.organization as { reference?: string } | undefined)?.reference) },
+    location: { kind: 'reference', refs: (r) => strs(arr(r.location as { reference?: string }[]).map((l) => l.reference)) },
   },
 };
 

@@ -157,8 +157,8 @@ t.test('changes and additions upstream are mirrored, and only they are fetched',
   t.equal(asked[0], '/fhir/v2/metadata');
   t.same(
     asked.slice(1).map((u) => u.split('?')[0]).sort(),
-    ['/fhir/v2/Organization', '/fhir/v2/Practitioner', '/fhir/v2/PractitionerRole'],
-    'one request for the capabilities, one page per type',
+    ['/fhir/v2/Location', '/fhir/v2/Organization', '/fhir/v2/Practitioner', '/fhir/v2/PractitionerRole'],
+    'one request for the capabilities, one page per type (Location with them: the upstream searches it)',
   );
   t.ok(asked.slice(1).every((u) => u.includes('_lastUpdated=ge') && u.includes('_sort=_lastUpdated')), 'windows by _lastUpdated, sorted');
 });

@@ -5,7 +5,7 @@ import { openDatabase } from '../db.ts';
 import { BulkIncomplete } from '../load/bulk.ts';
 import { DEFAULT_CONCURRENCY } from '../load/loader.ts';
 import { importConnections, importOpenData, ImportRefused, OpenDataError, SnapshotRefused, type ImportSummary } from '../opendata/import.ts';
-import { MAX_GONE_SHARE, TYPE_NAMES, type DiffType } from '../opendata/snapshot.ts';
+import { COUNTED_NAMES, MAX_GONE_SHARE, TYPE_NAMES, type CountedType, type DiffType } from '../opendata/snapshot.ts';
 import { Progress, PROGRESS_INTERVAL_MS } from './import-progress.ts';
 import { runCommand } from './run.ts';
 import { integerOption, UsageError } from './usage.ts';
@@ -13,7 +13,7 @@ import { integerOption, UsageError } from './usage.ts';
 const USAGE = `usage: npm run import -- [--force] [--batch-size N] [--concurrency N] [--workers N] <file | ZIP | folder>...
 
 Imports the national open data into DATABASE_URL or the embedded database in DATA_DIR, as
-Practitioner, Organization and PractitionerRole: the RPPS extracts (PS_LibreAcces: Personne_activite,
+Practitioner, Organization, PractitionerRole and Location: the RPPS extracts (PS_LibreAcces: Personne_activite,
 SavoirFaire, Dipl_AutExerc), the FINESS feed (finess-structures-*.json.gz) and the MSSanté
 extraction (Extraction_Correspondance_MSSante, the ZIP or the text), any of them, recognised by
 content. Each source is its own snapshot; one left out keeps what it brought. Each import is the directory as of its files:
@@ -45,9 +45,9 @@ function failureMessage(err: unknown): string {
 }
 
 function report(s: ImportSummary): string {
-  const lines = (Object.keys(TYPE_NAMES) as DiffType[]).map((t) => {
+  const lines = (Object.keys(COUNTED_NAMES) as CountedType[]).map((t) => {
     const c = s.counts[t];
-    return `${TYPE_NAMES[t].label}: ${fmt(c.new)} new, ${fmt(c.changed)} changed, ${fmt(c.deactivated)} deactivated, ${fmt(c.unchanged)} unchanged`;
+    return `${COUNTED_NAMES[t].label}: ${fmt(c.new)} new, ${fmt(c.changed)} changed, ${fmt(c.deactivated)} deactivated, ${fmt(c.unchanged)} unchanged`;
   });
   if (s.held) lines.push(`${fmt(s.held)} person${s.held > 1 ? 's' : ''} kept as they were: a line naming them was rejected`);
   for (const u of s.unattributed) {

@@ -18,8 +18,8 @@ Mirrors an upstream FHIR directory API (another instance of this server, or the 
 DATABASE_URL or the embedded database in DATA_DIR: the first run copies everything, later runs what
 changed since (by _lastUpdated). The upstream's API key is read from SYNC_API_KEY.
   --from URL          the upstream's base, e.g. https://host/fhir/v2
-  --types A,B         types to mirror (default ${DEFAULT_TYPES.join(',')}; Device and
-                      HealthcareService come too when the upstream offers them)
+  --types A,B         types to mirror (default ${DEFAULT_TYPES.join(',')}; Location, Device
+                      and HealthcareService come too when the upstream offers them)
   --rate N            requests per second at most (default 15)
   --count N           page size asked of the upstream (default 1000; its own size is followed)
   --overlap S         seconds before the watermark asked again, for changes committed late (default 300)

@@ -1,5 +1,6 @@
-// The generator entry point: plan the counts from the scale, then write the five NDJSON files in
-// dependency order (Organization, Practitioner, PractitionerRole, Device, HealthcareService).
+// The generator entry point: plan the counts from the scale, then write the six NDJSON files in
+// dependency order (Organization, Location, Practitioner, PractitionerRole, Device,
+// HealthcareService). Locations are made with their Organizations: their count follows.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,11 +11,14 @@ import { newPractitionerIndex, practitioners } from './practitioner.ts';
 import { practitionerRoles } from './practitioner-role.ts';
 import { NdjsonWriter, writeAll } from './writer.ts';
 
-export const RESOURCE_TYPES = ['Organization', 'Practitioner', 'PractitionerRole', 'Device', 'HealthcareService'] as const;
+export const RESOURCE_TYPES = ['Organization', 'Location', 'Practitioner', 'PractitionerRole', 'Device', 'HealthcareService'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
+/** The types whose count is planned from the scale (a Location is one per geographical entity with a point). */
+export type PlannedType = Exclude<ResourceType, 'Location'>;
+const PLANNED_TYPES = RESOURCE_TYPES.filter((t): t is PlannedType => t !== 'Location');
 
 /** Counts at scale 1 (national). Device ≈ 3 % and HealthcareService ≈ 10 % of the geographical entities. */
-export const NATIONAL_COUNTS: Record<ResourceType, number> = {
+export const NATIONAL_COUNTS: Record<PlannedType, number> = {
   Organization: 500_000,
   Practitioner: 1_800_000,
   PractitionerRole: 2_200_000,
@@ -25,10 +29,10 @@ export const NATIONAL_COUNTS: Record<ResourceType, number> = {
 /** Above this, RPPS activity numbers (10^8) and FINESS serials per department (10^6) could run out. */
 export const MAX_SCALE = 40;
 
-export function plannedCounts(scale: number): Record<ResourceType, number> {
+export function plannedCounts(scale: number): Record<PlannedType, number> {
   if (!(scale > 0) || scale > MAX_SCALE) throw new RangeError(`scale must be > 0 and <= ${MAX_SCALE}`);
-  const c = {} as Record<ResourceType, number>;
-  for (const t of RESOURCE_TYPES) c[t] = Math.max(1, Math.round(NATIONAL_COUNTS[t] * scale));
+  const c = {} as Record<PlannedType, number>;
+  for (const t of PLANNED_TYPES) c[t] = Math.max(1, Math.round(NATIONAL_COUNTS[t] * scale));
   // Every practitioner has at least one role.
   c.PractitionerRole = Math.max(c.PractitionerRole, c.Practitioner);
   return c;
@@ -71,8 +75,9 @@ export async function generate(options: GenerateOptions): Promise<GenerateSummar
 
   const orgIndex = newOrgIndex(counts.Organization);
   const practIndex = newPractitionerIndex(counts.Practitioner);
-  const streams: Record<ResourceType, () => Iterable<string>> = {
-    Organization: () => organizations(seed, counts.Organization, orgIndex),
+  const locations: string[] = [];
+  const streams: Record<PlannedType, () => Iterable<string>> = {
+    Organization: () => organizations(seed, counts.Organization, orgIndex, (json) => locations.push(json)),
     Practitioner: () => practitioners(seed, counts.Practitioner, practIndex),
     PractitionerRole: () => practitionerRoles(seed, counts.PractitionerRole, practIndex, orgIndex),
     Device: () => devices(seed, counts.Device, orgIndex),
@@ -81,15 +86,16 @@ export async function generate(options: GenerateOptions): Promise<GenerateSummar
 
   const started = performance.now();
   const files: FileSummary[] = [];
-  for (const type of RESOURCE_TYPES) {
+  for (const type of PLANNED_TYPES) {
     const t0 = performance.now();
-    const file = path.join(outDir, fileName(type, gzip));
-    const writer = new NdjsonWriter(file, gzip);
-    await writeAll(writer, streams[type]());
-    const fileBytes = await writer.close();
-    const ms = performance.now() - t0;
-    files.push({ type, path: file, count: writer.count, bytes: writer.bytes, fileBytes, ms });
-    log(`${type}: ${writer.count} resources, ${formatBytes(fileBytes)} in ${(ms / 1000).toFixed(1)} s`);
+    const writers = [type, ...(type === 'Organization' ? ['Location' as const] : [])].map((t) => ({ type: t, writer: new NdjsonWriter(path.join(outDir, fileName(t, gzip)), gzip) }));
+    await writeAll(writers[0].writer, streams[type](), writers[1] && { writer: writers[1].writer, queue: locations });
+    for (const { type: t, writer } of writers) {
+      const fileBytes = await writer.close();
+      const ms = performance.now() - t0;
+      files.push({ type: t, path: writer.path, count: writer.count, bytes: writer.bytes, fileBytes, ms });
+      log(`${t}: ${writer.count} resources, ${formatBytes(fileBytes)} in ${(ms / 1000).toFixed(1)} s`);
+    }
   }
   const elapsedMs = performance.now() - started;
   const totalResources = files.reduce((s, f) => s + f.count, 0);

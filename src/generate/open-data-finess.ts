@@ -41,10 +41,9 @@ const EXTRA_CATEGORIES = new Weighted<Category>([
 /** Pharmacies, laboratories and EHPAD are the least geolocated (~25 % of establishments in service have no coordinates). */
 const NO_COORDINATES = (cat: string) => (['620', '611', '500'].includes(cat) ? 0.35 : 0.18);
 const STREET_TYPE_DIST = new Weighted(STREET_TYPES.map((t) => [t, t[2]] as const));
-/** Overseas departments: a commune centre and the UTM zone of the projected pair (central meridian, south). */
-const OVERSEAS: Record<string, readonly [lat: number, lon: number, meridian: number, south: boolean]> = {
-  '971': [16.24, -61.53, -63, false], '972': [14.61, -61.07, -63, false], '973': [4.94, -52.33, -51, false],
-  '974': [-20.88, 55.45, 57, true], '976': [-12.78, 45.23, 45, true],
+/** Overseas departments: the UTM zone of the projected pair (central meridian, south). */
+const OVERSEAS: Record<string, readonly [meridian: number, south: boolean]> = {
+  '971': [-63, false], '972': [-63, false], '973': [-51, false], '974': [57, true], '976': [45, true],
 };
 const OVERSEAS_CITIES = Object.keys(OVERSEAS).map((d) => CITY_DIST.items.find((c) => c.dept === d)!);
 
@@ -99,13 +98,6 @@ function utm(lat: number, lon: number, meridian: number, south: boolean): [x: nu
   return [500_000 + k * Math.atanh(Math.cos(phi) * Math.sin(dl)), k * Math.atan2(Math.tan(phi), Math.cos(dl)) + (south ? 10_000_000 : 0)];
 }
 
-/** A commune's synthetic centre: overseas, near the department's; in metropolitan France, a hash of its INSEE code. */
-function communeCentre(city: City): [lat: number, lon: number] {
-  const o = OVERSEAS[city.dept];
-  if (o) return [o[0], o[1]];
-  const h = hash32(0, Number(city.insee));
-  return [43.3 + ((h & 0xffff) / 0x10000) * 7.4, -1.2 + ((h >>> 16) / 0x10000) * 8.4];
-}
 
 // ---- records ---------------------------------------------------------------------------------------
 
@@ -137,12 +129,12 @@ function address(usage: string, p: Place, rng: Rng, traps: Set<Trap>, coordinate
   let geo: Record<string, string> | undefined;
   if (rng.next() >= coordinates) {
     // The point and the BAN key are functions of the address: one address, one point, in either source.
-    const [lat0, lon0] = communeCentre(p.city);
+    const [lat0, lon0] = [p.city.latitude, p.city.longitude];
     const banCommune = traps.has('banCommune');
     const h = new Rng(strHash(`${p.city.insee}|${p.libelleVoie}|${p.numeroVoie}`), STREAM.stamp);
     const [lat, lon] = banCommune ? [lat0, lon0] : [lat0 + (h.next() - 0.5) * 0.04, lon0 + (h.next() - 0.5) * 0.06];
     const o = OVERSEAS[p.city.dept];
-    const [x, y] = o ? utm(lat, lon, o[2], o[3]) : lambert93(lat, lon);
+    const [x, y] = o ? utm(lat, lon, o[0], o[1]) : lambert93(lat, lon);
     const street = `${p.city.insee}_${String(strHash(p.libelleVoie ?? '') % 10_000).padStart(4, '0')}`;
     const key = banCommune ? p.city.insee : p.numeroVoie && /^\d+$/.test(p.numeroVoie) ? `${street}_${p.numeroVoie.padStart(5, '0')}` : street;
     traps.add(banCommune ? 'banCommune' : key.length > 11 ? 'banHouse' : 'banStreet');

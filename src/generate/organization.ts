@@ -2,7 +2,8 @@
 // cabinets, and SIREN-only companies. Orgs are emitted group by group (an EJ, then its EGs), so
 // every partOf points backwards in the file. While emitting, the generator records each org's
 // id partition and "pool" (hospital, pharmacy, cabinet…) so roles, devices and services can pick
-// a plausible owner by index later without keeping the resources.
+// a plausible owner by index later without keeping the resources. A geographical entity with a
+// point is also a Location of the same id, given to the caller as its Organization is emitted.
 
 import { EXT, type InformationSystem } from '../vocabulary/extensions.ts';
 import { COMMUNE_SYSTEM, SYSTEM, type SystemKey } from '../vocabulary/systems.ts';
@@ -36,6 +37,12 @@ export const ORG_INACTIVE_SHARE = 0.03;
 export const ORG_PERIOD_SHARE = 0.6;
 export const ORG_ALIAS_SHARE = 0.12;
 export const ORG_ACCENTED_NAME_SHARE = 0.5;
+/** Active geographical FINESS entities with a point (and so a Location): ~75 % as in the feed; pharmacies, laboratories and EHPAD less. */
+export const LOCATED_SHARE = { leastCovered: 0.65, other: 0.82 } as const;
+/** Of the points, those only a commune's centre (the feed's 5-character BAN keys) and those of a street without number. */
+export const POINT_PRECISION_SHARE = { commune: 0.002, street: 0.1 } as const;
+/** Per-org stream of the points: drawing them leaves every other byte of the output as it was. */
+const STREAM_POINT = 6;
 
 const CITY_DIST = new Weighted(CITIES.map((c) => [c, c.weight] as const));
 const STREET_TYPE_DIST = new Weighted(STREET_TYPES.map((t) => [t, t[2]] as const));
@@ -101,6 +108,8 @@ export type OrgIndex = {
   part: Uint8Array;
   /** Org indexes per pool (POOL), in emission order. */
   pools: Int32Array[];
+  /** 1 for an org with an active Location (same id): its roles refer to it. */
+  located: Uint8Array;
 };
 
 /** JSON text of the Reference to organization i. */
@@ -558,7 +567,23 @@ function phone(rng: Rng, city: City, mobile = false): string {
   return prefix + rng.digits(10 - prefix.length);
 }
 
-function address(rng: Rng, city: City): string {
+/** A geographical entity's point near its city's centre, its precision, or undefined (no coordinates). */
+type Point = { latitude: string; longitude: string; precision: 'housenumber' | 'street' | 'commune' };
+
+const LEAST_COVERED = new Set(['500', '200', '611']);
+
+function pointOf(seed: number, i: number, spec: OrgSpec): Point | undefined {
+  const rng = new Rng(seed, STREAM_POINT, i);
+  const covered = spec.pharmacy || spec.pool === POOL.laboratory || LEAST_COVERED.has(spec.category ?? '') ? LOCATED_SHARE.leastCovered : LOCATED_SHARE.other;
+  if (!rng.chance(covered)) return undefined;
+  const { latitude, longitude } = spec.city;
+  if (rng.chance(POINT_PRECISION_SHARE.commune)) return { latitude: String(latitude), longitude: String(longitude), precision: 'commune' };
+  const precision = rng.chance(POINT_PRECISION_SHARE.street) ? 'street' : 'housenumber';
+  // Within ~2 km of the centre: the town itself.
+  return { latitude: (latitude + (rng.next() - 0.5) * 0.04).toFixed(6), longitude: (longitude + (rng.next() - 0.5) * 0.06).toFixed(6), precision };
+}
+
+function address(rng: Rng, city: City, point?: Point): string {
   const postalCode = rng.pick(city.postalCodes);
   const [typeCode, typeLabel] = STREET_TYPE_DIST.sample(rng);
   const street = rng.pick(STREET_NAMES);
@@ -568,7 +593,9 @@ function address(rng: Rng, city: City): string {
   parts += `{"url":"${EXT.streetNameType}","valueString":"${typeCode}"},{"url":"${EXT.streetNameBase}","valueString":${str(street)}}`;
   // La Poste style (upper case, no accents, no hyphens) or the commune's own spelling.
   const cityText = rng.chance(0.5) ? upperNoAccents(city.name).replace(/[-']/g, ' ') : city.name;
-  let out = `{"extension":[{"url":"${EXT.inseeCode}","valueCoding":{"system":"${COMMUNE_SYSTEM}","code":"${city.insee}"}}]`;
+  let out = `{"extension":[{"url":"${EXT.inseeCode}","valueCoding":{"system":"${COMMUNE_SYSTEM}","code":"${city.insee}"}}`;
+  if (point) out += `,{"url":"${EXT.geolocation}","extension":[{"url":"latitude","valueDecimal":${point.latitude}},{"url":"longitude","valueDecimal":${point.longitude}}]}`;
+  out += ']';
   if (rng.chance(0.6)) out += `,"line":[${str(`${hasNumber ? `${num} ` : ''}${typeLabel} ${street}`)}]`;
   return `${out},"_line":[{"extension":[${parts}]}],"city":${str(cityText)},"postalCode":"${postalCode}"}`;
 }
@@ -620,9 +647,21 @@ function identifiers(spec: OrgSpec): string {
   return `[${ids}]`;
 }
 
-function buildOrganization(rng: Rng, spec: OrgSpec, i: number, headIndex: number, index: OrgIndex): string {
+/** The Location of a geographical entity: its Organization's id, FINESS identifiers, names and address, and the point. */
+function locationJson(id: string, updated: string, spec: OrgSpec, name: string, alias: string | undefined, addressJson: string, point: Point): string {
+  const identifier = `${officialIdentifier('IDNST', SYSTEM.idnst, spec.idnst)},${officialIdentifier('FINEG', SYSTEM.finess, spec.finess!)}`;
+  let out = `{"resourceType":"Location","id":"${id}","meta":${meta('Location', updated, 'FINESS', null)},"language":"fr","identifier":[${identifier}],"status":"active","name":${str(name)}`;
+  if (alias) out += `,"alias":[${str(alias)}]`;
+  const precision = `"extension":[{"url":"${EXT.positionPrecision}","valueCode":"${point.precision}"}]`;
+  out += `,"mode":"instance","address":${addressJson},"position":{${precision},"longitude":${point.longitude},"latitude":${point.latitude}}`;
+  return `${out},"managingOrganization":${reference('Organization', id)}}`;
+}
+
+function buildOrganization(rng: Rng, spec: OrgSpec, i: number, headIndex: number, index: OrgIndex, seed: number, onLocation: (json: string) => void): string {
   const name = rng.chance(ORG_ACCENTED_NAME_SHARE) ? spec.name : upperNoAccents(spec.name);
-  const head = `{"resourceType":"Organization","id":"${organizationId(i, spec.part)}","meta":${meta('Organization', lastUpdated(rng), rng.chance(0.1) ? 'CG' : spec.system, spec.authority)}`;
+  const id = organizationId(i, spec.part);
+  const updated = lastUpdated(rng);
+  const head = `{"resourceType":"Organization","id":"${id}","meta":${meta('Organization', updated, rng.chance(0.1) ? 'CG' : spec.system, spec.authority)}`;
   if (rng.chance(ORG_INACTIVE_SHARE)) {
     // Tombstone: id, meta, identifier, active:false, and the name (Organization keeps it).
     return `${head},"identifier":${identifiers(spec)},"active":false,"name":${str(name)}}`;
@@ -641,23 +680,35 @@ function buildOrganization(rng: Rng, spec: OrgSpec, i: number, headIndex: number
   if (spec.naf) out += `,${typeElement('activiteINSEE', 'TRE_R75-InseeNAFrev2Niveau5', spec.naf)}`;
   if (spec.typeEtab) out += `,${typeElement('typeEtablissement', 'as-cs-type-etablissement', spec.typeEtab)}`;
   out += `],"name":${str(name)}`;
+  let alias: string | undefined;
   if (spec.alias || rng.chance(ORG_ALIAS_SHARE)) {
-    const alias = spec.alias ?? (spec.part === ORG_PART.finess && !spec.legal
+    alias = spec.alias ?? (spec.part === ORG_PART.finess && !spec.legal
       ? upperNoAccents(spec.name).replace(/^CENTRE HOSPITALIER /, 'CH ')
       : slug(spec.name).toUpperCase().replace(/-/g, ' '));
     out += `,"alias":[${str(alias)}]`;
   }
   const tel = telecom(rng, spec, slug(spec.name));
   if (tel.length) out += `,"telecom":[${tel.join(',')}]`;
-  if (rng.chance(spec.part === ORG_PART.company ? 0.9 : 0.97)) out += `,"address":[${address(rng, spec.city)}]`;
+  if (rng.chance(spec.part === ORG_PART.company ? 0.9 : 0.97)) {
+    const point = spec.part === ORG_PART.finess && !spec.legal ? pointOf(seed, i, spec) : undefined;
+    const addressJson = address(rng, spec.city, point);
+    out += `,"address":[${addressJson}]`;
+    if (point) {
+      index.located[i] = 1;
+      onLocation(locationJson(id, updated, spec, name, alias, addressJson, point));
+    }
+  }
   if (spec.partOfGroupHead && headIndex !== i) out += `,"partOf":${orgRef(index, headIndex)}`;
   return `${out}}`;
 }
 
 // ---- Driver -------------------------------------------------------------------------------------
 
-/** Stream of organizations. Fills `index` (partitions and pools) as it goes. */
-export function* organizations(seed: number, count: number, index: OrgIndex): Generator<string> {
+/**
+ * Stream of organizations. Fills `index` (partitions, pools, located) as it goes; the Location of a
+ * geographical entity with a point goes to `onLocation` before its Organization is yielded.
+ */
+export function* organizations(seed: number, count: number, index: OrgIndex, onLocation: (json: string) => void = () => {}): Generator<string> {
   const rng = new Rng(seed, 1);
   const counters: Counters = { finess: new Map(), siren: 0, cabinet: 0 };
   const pools: number[][] = Array.from({ length: POOL_COUNT }, () => []);
@@ -669,7 +720,7 @@ export function* organizations(seed: number, count: number, index: OrgIndex): Ge
       if (i >= count) break;
       index.part[i] = spec.part;
       pools[spec.pool].push(i);
-      yield buildOrganization(rng, spec, i, head, index);
+      yield buildOrganization(rng, spec, i, head, index, seed, onLocation);
       i++;
     }
   }
@@ -677,5 +728,5 @@ export function* organizations(seed: number, count: number, index: OrgIndex): Ge
 }
 
 export function newOrgIndex(count: number): OrgIndex {
-  return { count, part: new Uint8Array(count), pools: Array.from({ length: POOL_COUNT }, () => new Int32Array(0)) };
+  return { count, part: new Uint8Array(count), pools: Array.from({ length: POOL_COUNT }, () => new Int32Array(0)), located: new Uint8Array(count) };
 }

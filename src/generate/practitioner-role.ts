@@ -1,6 +1,7 @@
 // PractitionerRoles (profile as-dp-practitionerrole): 1 to 3 per practitioner, exact total.
 // Each role points at its practitioner and at an organization drawn from the pool that fits the
-// profession (pharmacists → pharmacies, GPs → medical cabinets, nurses → hospitals…).
+// profession (pharmacists → pharmacies, GPs → medical cabinets, nurses → hospitals…); an active
+// role at an organization with a Location refers to it too.
 
 import type { InformationSystem } from '../vocabulary/extensions.ts';
 import { SYSTEM } from '../vocabulary/systems.ts';
@@ -201,8 +202,9 @@ export function* practitionerRoles(seed: number, count: number, pract: Practitio
       let system: InformationSystem = INFO_SYSTEM.sample(rng);
       if (system === 'MSS' && !telecom) system = 'RPPS';
 
+      const location = !withoutOrg && orgs.located[org] ? `,"location":[${orgRef(orgs, org).replace('"Organization/', '"Location/')}]` : '';
       yield `${head}${meta('PractitionerRole', updated, system, authority)},"language":"fr",${identifier},"active":true,"practitioner":${practitioner}${organization}` +
-        `,"code":[${conceptJson('TRE_R22-GenreActivite', genre)},${conceptJson('TRE_R23-ModeExercice', mode)},${conceptJson('TRE_R21-Fonction', fonction)}]${telecom}}`;
+        `,"code":[${conceptJson('TRE_R22-GenreActivite', genre)},${conceptJson('TRE_R23-ModeExercice', mode)},${conceptJson('TRE_R21-Fonction', fonction)}]${location}${telecom}}`;
     }
   }
 }

@@ -98,9 +98,15 @@ export class NdjsonWriter {
   }
 }
 
-/** Drain a resource generator into a writer, honouring backpressure. */
-export async function writeAll(writer: NdjsonWriter, resources: Iterable<string>): Promise<void> {
+/**
+ * Drain a resource generator into a writer, honouring backpressure; what the generator put in
+ * `companion.queue` meanwhile (resources made with these) goes into the companion's writer.
+ */
+export async function writeAll(writer: NdjsonWriter, resources: Iterable<string>, companion?: { writer: NdjsonWriter; queue: string[] }): Promise<void> {
   for (const r of resources) {
     if (writer.add(r)) await writer.flush();
+    if (!companion?.queue.length) continue;
+    for (const c of companion.queue) if (companion.writer.add(c)) await companion.writer.flush();
+    companion.queue.length = 0;
   }
 }

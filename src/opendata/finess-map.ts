@@ -11,9 +11,11 @@ import { streetParts } from './map.ts';
  * LEGAL-ENTITY `J<FINESS>`. Pure: the same record (and day) gives the same JSON; meta.versionId and
  * meta.lastUpdated are the write path's.
  *
+ * An establishment with a WGS84 point is also a Location of the same id (locationOf), managed by
+ * its Organization.
+ *
  * Left out: the tariff mode (modefixationtarifaire) and budget type, which have no code table here;
- * a secondary address; the BAN precision (no FHIR element holds it: the point of a commune-only
- * key is the commune's centre).
+ * a secondary address.
  */
 
 type Json = Record<string, unknown>;
@@ -44,8 +46,13 @@ function officialIdentifier(typeCode: string, system: string, value: string): Js
 
 // ---- shared shapes -------------------------------------------------------------------------------
 
-function metaOf(): Json {
-  return { source: SOURCE, profile: [...PROFILES.Organization], extension: [dataTrace('FINESS', null)] };
+function metaOf(type: 'Organization' | 'Location'): Json {
+  return { source: SOURCE, profile: [...PROFILES[type]], extension: [dataTrace('FINESS', null)] };
+}
+
+/** IDNST `1`+FINESS and the FINESS number typed FINEG (an establishment) or FINEJ (a legal entity). */
+function finessIdentifiers(finess: string, type: 'FINEG' | 'FINEJ'): Json[] {
+  return [officialIdentifier('IDNST', SYSTEM.idnst, `1${finess}`), officialIdentifier(type, SYSTEM.finess, finess)];
 }
 
 /** In service: etatObjet A and no closing date reached. */
@@ -108,11 +115,16 @@ function addressOf(a: FinessAddress): Json | undefined {
   return Object.keys(address).length ? address : undefined;
 }
 
-/** name (the long name, else the short one), alias (the short one when it differs), telecom, address. */
-function describe(resource: Json, long: string, short: string, telecom: FinessTelecom, address: FinessAddress | undefined): void {
+/** name (the long name, else the short one), alias (the short one when it differs). */
+function nameOf(resource: Json, long: string, short: string): void {
   const name = long || short;
   if (name) resource.name = name;
   if (short && short !== name) resource.alias = [short];
+}
+
+/** name, alias, telecom, address. */
+function describe(resource: Json, long: string, short: string, telecom: FinessTelecom, address: FinessAddress | undefined): void {
+  nameOf(resource, long, short);
   const t = telecomOf(telecom);
   if (t.length) resource.telecom = t;
   const a = address && addressOf(address);
@@ -133,12 +145,12 @@ function establishmentExtensions(d: EstablishmentRecord['data']): Json[] {
 /** The Organization of an establishment (a geographical entity), part of its legal entity. */
 export function establishmentOf(rec: EstablishmentRecord, today = todayUtc()): Json {
   const d = rec.data;
-  const identifier = [officialIdentifier('IDNST', SYSTEM.idnst, `1${rec.finess}`), officialIdentifier('FINEG', SYSTEM.finess, rec.finess)];
+  const identifier = finessIdentifiers(rec.finess, 'FINEG');
   if (d.siret) identifier.push(officialIdentifier('SIRET', SYSTEM.sirene, d.siret));
   const type = [typeElement('organizationType', 'fr-core-cs-v2-3307', 'GEOGRAPHICAL-ENTITY')];
   if (d.category) type.push(typeElement(null, 'TRE_R66-CategorieEtablissement', d.category));
   if (d.espic) type.push(typeElement('sphParticipation', 'TRE_R73-ESPIC', d.espic));
-  const resource: Json = { resourceType: 'Organization', id: establishmentId(rec.finess), meta: metaOf(), language: 'fr' };
+  const resource: Json = { resourceType: 'Organization', id: establishmentId(rec.finess), meta: metaOf('Organization'), language: 'fr' };
   const extension = establishmentExtensions(d);
   if (extension.length) resource.extension = extension;
   Object.assign(resource, { identifier, active: isActive(d.state, d.closed, today), type });
@@ -147,15 +159,40 @@ export function establishmentOf(rec: EstablishmentRecord, today = todayUtc()): J
   return resource;
 }
 
+/**
+ * The Location of an establishment that has a WGS84 point, undefined without one: the place of its
+ * Organization (same id, same identifiers, names and address), `inactive` when the establishment is
+ * closed. A point of known BAN precision says it in the position-precision extension (`commune`:
+ * only the commune's centre).
+ */
+export function locationOf(rec: EstablishmentRecord, today = todayUtc()): Json | undefined {
+  const d = rec.data;
+  const point = d.address?.point;
+  if (!d.address || !point) return undefined;
+  const id = establishmentId(rec.finess);
+  const resource: Json = {
+    resourceType: 'Location', id, meta: metaOf('Location'), language: 'fr',
+    identifier: finessIdentifiers(rec.finess, 'FINEG'), status: isActive(d.state, d.closed, today) ? 'active' : 'inactive',
+  };
+  nameOf(resource, d.name, d.shortName);
+  resource.mode = 'instance';
+  resource.address = addressOf(d.address);
+  const position: Json = { longitude: point.longitude, latitude: point.latitude };
+  if (point.precision) position.extension = [{ url: EXT.positionPrecision, valueCode: point.precision }];
+  resource.position = position;
+  resource.managingOrganization = { reference: `Organization/${id}` };
+  return resource;
+}
+
 /** The Organization of a legal entity. */
 export function legalEntityOf(rec: LegalEntityRecord, today = todayUtc()): Json {
   const d = rec.data;
-  const identifier = [officialIdentifier('IDNST', SYSTEM.idnst, `1${rec.finess}`), officialIdentifier('FINEJ', SYSTEM.finess, rec.finess)];
+  const identifier = finessIdentifiers(rec.finess, 'FINEJ');
   if (d.siren) identifier.push(officialIdentifier('SIREN', SYSTEM.sirene, d.siren));
   const type = [typeElement('organizationType', 'fr-core-cs-v2-3307', 'LEGAL-ENTITY')];
   if (d.legalStatus) type.push(typeElement('statutJuridiqueINSEE', 'TRE_R72-FinessStatutJuridique', d.legalStatus));
   if (d.ape) type.push(typeElement('activiteINSEE', 'TRE_R75-InseeNAFrev2Niveau5', d.ape));
-  const resource: Json = { resourceType: 'Organization', id: legalEntityId(rec.finess), meta: metaOf(), language: 'fr' };
+  const resource: Json = { resourceType: 'Organization', id: legalEntityId(rec.finess), meta: metaOf('Organization'), language: 'fr' };
   const period = periodExtension(d.created, d.closed);
   if (period) resource.extension = [period];
   Object.assign(resource, { identifier, active: isActive(d.state, d.closed, today), type });

@@ -12,8 +12,8 @@ import { publishBulk, publishIncremental, type ImportCounts } from './publish.ts
 import { ImportPool } from './pool.ts';
 import { classifyInputs, inputBytes, OpenDataError } from './read.ts';
 import {
-  affectedOrganizations, applyMailboxes, buildOrgKeys, checkGone, countHeld, diffFiness, diffMailboxes, diffSnapshot, FEEDS,
-  SnapshotRefused, TYPE_NAMES, unmatchedMailboxes, type DiffType, type Kept, type SnapshotDiff, type TypeDiff,
+  affectedOrganizations, applyMailboxes, buildOrgKeys, checkGone, countHeld, diffFiness, diffLocations, diffMailboxes, diffSnapshot, FEEDS,
+  markLocatedChanges, SnapshotRefused, TYPE_NAMES, unmatchedMailboxes, type DiffType, type Kept, type SnapshotDiff, type TypeDiff,
 } from './snapshot.ts';
 import { stageFiness, type FinessStageSummary } from './stage-finess.ts';
 import { createStaging, dropStaging, stageLines, type StageSummary } from './stage.ts';
@@ -103,8 +103,10 @@ export interface ImportSummary {
 }
 
 /** The unchanged of each type: in the snapshot, neither new nor changed. */
-function withUnchanged(counts: ImportCounts, diff: SnapshotDiff): ImportCounts {
-  for (const t of Object.keys(TYPE_NAMES) as DiffType[]) counts[t].unchanged = Math.max(0, diff[t].snapshot - counts[t].new - counts[t].changed);
+function withUnchanged(counts: ImportCounts, diff: SnapshotDiff & { locations: TypeDiff }): ImportCounts {
+  for (const t of [...(Object.keys(TYPE_NAMES) as DiffType[]), 'locations'] as const) {
+    counts[t].unchanged = Math.max(0, diff[t].snapshot - counts[t].new - counts[t].changed);
+  }
   return counts;
 }
 
@@ -173,15 +175,18 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
     const mailboxes = await diffMailboxes(session, sources.mss, kept.has('mailboxes'));
     const diff = await diffSnapshot(session, kept);
     const finess = await diffFiness(session, sources.finess, kept.has('finess'));
+    const locations = await diffLocations(session, sources.finess);
     checkGone(
       [
         ...(Object.keys(TYPE_NAMES) as DiffType[]).map((t) => ({ label: TYPE_NAMES[t].label, diff: diff[t] })),
         { label: 'FINESS establishments', diff: finess.establishments },
         { label: 'FINESS legal entities', diff: finess.legal },
+        { label: 'Locations', diff: locations },
         { label: 'MSSanté mailboxes', diff: mailboxes },
       ],
       opts.force === true,
     );
+    await markLocatedChanges(session);
     const held = await countHeld(session);
     if (sources.mss) {
       // One transaction on the locked session (a reserved connection has no begin()).
@@ -226,7 +231,7 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
       skippedFiles: stage.skippedFiles,
       held,
       unattributed,
-      counts: withUnchanged(published.counts, diff),
+      counts: withUnchanged(published.counts, { ...diff, locations }),
       sources,
       ...(sources.finess ? { finess: { ...finess, rejected: finessStage.rejected } } : {}),
       ...(sources.mss ? { mailboxes: { ...mailboxes, unknownPersons: unknown.persons, unknownStructures: unknown.structures } } : {}),

@@ -18,6 +18,8 @@ export interface StagedLine {
   at: string;
   role: string | null;
   fields: string;
+  /** its structure has an active Location (snapshot.ts import_located). */
+  located: boolean;
 }
 
 /** meta.versionId "1" and meta.lastUpdated (the run's start) on a mapped resource; the write path numbers versions. */
@@ -40,7 +42,7 @@ export interface PersonMailbox {
 /**
  * A person's Practitioner and PractitionerRoles (one per distinct role id, from its first line), from
  * its lines in input order; its mailboxes on the Practitioner, and on each role at a structure the
- * mailbox names.
+ * mailbox names; a role at a structure with an active Location refers to it.
  */
 export function personResources(lines: readonly StagedLine[], lastUpdated: string, mailboxes: readonly PersonMailbox[] = []): PersonResources {
   const person: { activities: ActivityRecord[]; savoirFaire: SavoirFaireRecord[]; diplomas: DiplomaRecord[] } = { activities: [], savoirFaire: [], diplomas: [] };
@@ -49,7 +51,7 @@ export function personResources(lines: readonly StagedLine[], lastUpdated: strin
     const record = recordOf(line, line.kind);
     if (record.kind === 'activity') {
       person.activities.push(record);
-      if (!roles.has(line.role!)) roles.set(line.role!, stamp(roleMailboxes(roleOf(record), mailboxes), lastUpdated));
+      if (!roles.has(line.role!)) roles.set(line.role!, stamp(withLocation(roleMailboxes(roleOf(record), mailboxes), line.located), lastUpdated));
     } else if (record.kind === 'savoirFaire') person.savoirFaire.push(record);
     else if (record.kind === 'diploma') person.diplomas.push(record);
   }
@@ -64,6 +66,17 @@ export function roleMailboxes(role: Json, mailboxes: readonly PersonMailbox[]): 
   return withMailboxes(role, org === undefined ? [] : mailboxes.filter((m) => m.orgs.includes(org)).map((m) => m.telecom));
 }
 
+/**
+ * A PractitionerRole with `location` referring to its Organization's Location when `located` (the
+ * establishment has an active Location: same id), without it otherwise.
+ */
+export function withLocation(role: Json, located: boolean): Json {
+  const { location: _, ...out } = role;
+  const ref = (role.organization as { reference?: string } | undefined)?.reference;
+  if (!located || ref === undefined) return out;
+  return { ...out, location: [{ reference: `Location/${ref.slice('Organization/'.length)}` }] };
+}
+
 /** What publish.ts reads of a structure to build: its parts as the sources left them (src/opendata/merge.ts). */
 export interface StructureRow {
   org: string;
@@ -75,6 +88,8 @@ export interface StructureRow {
   finess: string | null;
   /** its ORG mailboxes' telecoms, a JSON array. */
   mailboxes: string | null;
+  /** the Location the feed gives it now, when the feed changed it (src/opendata/finess-map.ts locationOf). */
+  location: string | null;
 }
 
 /** The Organization of a structure's parts, stamped; undefined when no source describes it any more. */
@@ -89,8 +104,9 @@ export function structureResource(row: StructureRow, lastUpdated: string): Json 
 
 /**
  * The rows of a chunk, COPY text (tab-separated, NULL as \N), sorted by their first column:
- * - persons: person, kind, role, at, fields, mailboxes — every line of each person of the chunk,
- *   its mailboxes (PersonMailbox[] JSON) repeated on each;
+ * - persons: person, kind, role, at, fields, mailboxes, located — every line of each person of the
+ *   chunk, its mailboxes (PersonMailbox[] JSON) repeated on each, `t` when its structure has an
+ *   active Location;
  * - structures: the columns of StructureRow, one row per structure (publish.ts structureRows).
  */
 export type ChunkKind = 'persons' | 'structures';
@@ -107,6 +123,7 @@ export interface MapResult {
   persons: number;
   roles: number;
   structures: number;
+  locations: number;
 }
 
 const UNESCAPE: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
@@ -116,7 +133,7 @@ const fromCopy = (s: string): string => (s.includes('\\') ? s.replace(/\\(.)/g, 
 export function mapChunk(req: MapRequest): MapResult {
   const text = Buffer.from(req.bytes.buffer, req.bytes.byteOffset, req.bytes.byteLength).toString('utf8');
   const out: string[] = [];
-  const result = { persons: 0, roles: 0, structures: 0 };
+  const result = { persons: 0, roles: 0, structures: 0, locations: 0 };
   let person: string | undefined;
   let lines: StagedLine[] = [];
   let mailboxes: PersonMailbox[] = [];
@@ -134,10 +151,15 @@ export function mapChunk(req: MapRequest): MapResult {
     if (row === '') continue;
     const f = row.split('\t');
     if (req.kind === 'structures') {
-      const org = structureResource({ org: f[0], rppsFields: field(f[1]), rppsAt: field(f[2]), rppsLegacy: field(f[3]), finess: field(f[4]), mailboxes: field(f[5]) }, req.lastUpdated);
+      const row = { org: f[0], rppsFields: field(f[1]), rppsAt: field(f[2]), rppsLegacy: field(f[3]), finess: field(f[4]), mailboxes: field(f[5]), location: field(f[6]) };
+      const org = structureResource(row, req.lastUpdated);
       if (org) {
         out.push(JSON.stringify(org));
         result.structures++;
+      }
+      if (row.location !== null) {
+        out.push(JSON.stringify(stamp(JSON.parse(row.location), req.lastUpdated)));
+        result.locations++;
       }
       continue;
     }
@@ -146,7 +168,7 @@ export function mapChunk(req: MapRequest): MapResult {
       person = f[0];
       mailboxes = JSON.parse(field(f[5]) ?? '[]');
     }
-    lines.push({ kind: f[1] as FileKind, role: field(f[2]), at: fromCopy(f[3]), fields: fromCopy(f[4]) });
+    lines.push({ kind: f[1] as FileKind, role: field(f[2]), at: fromCopy(f[3]), fields: fromCopy(f[4]), located: f[6] === 't' });
   }
   flush();
   return { ndjson: Buffer.from(out.length ? `${out.join('\n')}\n` : ''), ...result };

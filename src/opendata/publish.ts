@@ -11,21 +11,24 @@ import type { Registry, ResourceType } from '../registry/index.ts';
 import { loaderTx, writeBatch, type WriteCounts, type WriteEntry } from '../store/write.ts';
 import { TokenSystems } from '../store/token-systems.ts';
 import { withMailboxes } from './mailbox.ts';
-import { personResources, roleMailboxes, structureResource, type PersonMailbox, type StagedLine, type StructureRow } from './map-chunk.ts';
+import { personResources, roleMailboxes, stamp, structureResource, withLocation, type PersonMailbox, type StagedLine, type StructureRow } from './map-chunk.ts';
 import { mappedChunks, type ImportPool } from './pool.ts';
-import { markFiness, markPersons, markPersonsGone, markStructures, markStructuresGone, replaceState, type DiffType } from './snapshot.ts';
+import { markFiness, markPersons, markPersonsGone, markStructures, markStructuresGone, replaceState, type CountedType } from './snapshot.ts';
 
 /**
  * Writes what a snapshot changed (src/opendata/snapshot.ts) as resources, each with
  * meta.lastUpdated = the run's start and versionId "1" (the write path numbers the versions).
  *
  * Incremental (the database holds resources), in this order: the affected structures rebuilt from
- * their parts (src/opendata/merge.ts); the changed persons' lines read back sorted by person, mapped
- * with their mailboxes; the gone persons; the persons whose mailboxes alone changed (their stored
- * resources' MSSANTE telecoms replaced). All through the loader's write path in batches, a few
+ * their parts (src/opendata/merge.ts), with the Locations of the establishments the feed changed;
+ * the changed persons' lines read back sorted by person, mapped with their mailboxes; the gone
+ * persons; the persons whose mailboxes alone changed (their stored resources' MSSANTE telecoms
+ * replaced); the roles at establishments that gained or lost an active Location (their stored
+ * `location` set again). All through the loader's write path in batches, a few
  * transactions at once; each transaction also writes the state rows of what it holds, so a killed
  * run leaves state that matches the database and a rerun writes what is still marked changed.
- * Deactivation reads the stored resource and writes it again with `active: false`.
+ * Deactivation reads the stored resource and writes it again with `active: false` (a Location:
+ * `status: inactive`).
  *
  * First import (no resource at all): the mapped resources stream into the bulk loader (COPY, indexes
  * built at the end); the state is then filled from the staging tables.
@@ -39,7 +42,7 @@ export interface TypeCounts {
   deactivated: number;
   unchanged: number;
 }
-export type ImportCounts = Record<DiffType, TypeCounts>;
+export type ImportCounts = Record<CountedType, TypeCounts>;
 
 export interface PublishOptions {
   registry: Registry;
@@ -63,12 +66,19 @@ export interface Published {
   rejected: number;
 }
 
-const RESOURCE_OF: Record<DiffType, ResourceType> = { persons: 'Practitioner', structures: 'Organization', roles: 'PractitionerRole' };
+const RESOURCE_OF: Record<CountedType, ResourceType> = { persons: 'Practitioner', structures: 'Organization', roles: 'PractitionerRole', locations: 'Location' };
+
+/** A stored resource made inactive: a Location by its status, the others by `active`. */
+const inactive = (type: CountedType, content: Json): Json | undefined => {
+  if (type === 'locations') return content.status === 'inactive' ? undefined : { ...content, status: 'inactive' };
+  return content.active === false ? undefined : { ...content, active: false };
+};
 
 const emptyTypeCounts = (): ImportCounts => ({
   persons: { new: 0, changed: 0, deactivated: 0, unchanged: 0 },
   structures: { new: 0, changed: 0, deactivated: 0, unchanged: 0 },
   roles: { new: 0, changed: 0, deactivated: 0, unchanged: 0 },
+  locations: { new: 0, changed: 0, deactivated: 0, unchanged: 0 },
 });
 
 // ---- reading the staged lines back ------------------------------------------------------------------
@@ -99,12 +109,15 @@ const personMailboxes = (db: Db, persons: string) => db`
     group by m.person, m.address) x
   group by person`;
 
+/** Whether the structure of the staged line `l` has an active Location (a boolean column). */
+const located = (db: Db) => db`exists (select 1 from import_located k where k.org = l.structure and k.after)`;
+
 /** The changed persons with their lines and mailboxes, sorted by person (one cursor). */
 async function* changedPersons(session: Db): AsyncGenerator<PersonLines> {
   let current: PersonLines | undefined;
   const rows = session<(StagedLine & { person: string; digest: string; roles: string[]; dropped: string[]; mailboxes: string | null })[]>`
     with pm as (${personMailboxes(session, 'import_person_change')})
-    select c.person, c.digest, c.roles, c.dropped, l.kind, l.at, l.role, l.fields, pm.mailboxes
+    select c.person, c.digest, c.roles, c.dropped, l.kind, l.at, l.role, l.fields, pm.mailboxes, ${located(session)} as located
     from import_person_change c join import_line l on l.person = c.person left join pm on pm.person = c.person
     order by c.person, l.seq`.cursor(ROWS);
   for await (const batch of rows) {
@@ -113,7 +126,7 @@ async function* changedPersons(session: Db): AsyncGenerator<PersonLines> {
         if (current) yield current;
         current = { person: r.person, digest: r.digest, roles: r.roles, dropped: r.dropped, lines: [], mailboxes: r.mailboxes ? JSON.parse(r.mailboxes) : [] };
       }
-      current.lines.push({ kind: r.kind, at: r.at, role: r.role, fields: r.fields });
+      current.lines.push({ kind: r.kind, at: r.at, role: r.role, fields: r.fields, located: r.located });
     }
   }
   if (current) yield current;
@@ -148,6 +161,8 @@ const STRUCTURE_COLUMNS = (db: Db, stored: boolean) => db`
          mb.mailboxes,
          rc.digest as rpps_digest, rg.structure is not null as rpps_gone,
          fc.kind as finess_kind, fc.digest as finess_digest, fg.org is not null as finess_gone,
+         fc.location,
+         coalesce(coalesce(fg.kind, fc.kind) = 'establishment' and fc.location is null, false) as location_gone,
          coalesce(ch.at, fc.at) as at
   from import_org_affected a
   left join import_structure_change rc on rc.structure = a.org
@@ -172,11 +187,14 @@ interface StructureBuild {
   finess_kind: string | null;
   finess_digest: string | null;
   finess_gone: boolean;
+  location: string | null;
+  /** the feed dropped the establishment or its point: its Location, if stored, is made inactive. */
+  location_gone: boolean;
   at: string | null;
 }
 
 const rowOf = (b: StructureBuild): StructureRow => ({
-  org: b.org, rppsFields: b.rpps_fields, rppsAt: b.rpps_at, rppsLegacy: b.rpps_legacy, finess: b.finess, mailboxes: b.mailboxes,
+  org: b.org, rppsFields: b.rpps_fields, rppsAt: b.rpps_at, rppsLegacy: b.rpps_legacy, finess: b.finess, mailboxes: b.mailboxes, location: b.location,
 });
 
 // ---- incremental -------------------------------------------------------------------------------------
@@ -194,7 +212,7 @@ class Incremental {
   }
 
   /** Writes entries of one type within `tx`, counted as puts (new or changed) or as deactivations. */
-  private async write(tx: Db, type: DiffType, entries: WriteEntry[], deactivation: boolean): Promise<void> {
+  private async write(tx: Db, type: CountedType, entries: WriteEntry[], deactivation: boolean): Promise<void> {
     if (entries.length === 0) return;
     const c: WriteCounts = await writeBatch(this.sql, this.opts.registry, this.systems, entries, tx);
     const t = this.counts[type];
@@ -207,12 +225,18 @@ class Incremental {
   }
 
   /** The stored resources of `ids` that are active, made inactive (a new version as of this run). */
-  private async deactivations(tx: Db, type: DiffType, ids: string[]): Promise<WriteEntry[]> {
+  private async deactivations(tx: Db, type: CountedType, ids: string[]): Promise<WriteEntry[]> {
     if (ids.length === 0) return [];
     const rows = await tx<{ content: Json }[]>`select content from resource where type = ${RESOURCE_OF[type]} and id = any(${ids}::text[])`;
-    return rows
-      .filter((r) => r.content.active !== false)
-      .map((r) => preparePut(this.opts.registry, { ...r.content, active: false, meta: { ...(r.content.meta as Json), lastUpdated: this.opts.lastUpdated } }));
+    return rows.flatMap((r) => {
+      const content = inactive(type, r.content);
+      return content ? [this.restamped(content)] : [];
+    });
+  }
+
+  /** A stored resource's new content, prepared as of this run. */
+  private restamped(content: Json): WriteEntry {
+    return preparePut(this.opts.registry, { ...content, meta: { ...(content.meta as Json), lastUpdated: this.opts.lastUpdated } });
   }
 
   private progress(n: number): void {
@@ -268,22 +292,27 @@ class Incremental {
    */
   async structures(session: Db): Promise<void> {
     for await (const rows of session<StructureBuild[]>`${STRUCTURE_COLUMNS(session, true)}`.cursor(ROWS)) {
-      const puts: { b: StructureBuild; entry: WriteEntry }[] = [];
-      const gone: string[] = [];
+      const puts: { b: StructureBuild; entries: WriteEntry[] }[] = [];
+      const gone: StructureBuild[] = [];
       for (const b of rows) {
         const org = structureResource(rowOf(b), this.opts.lastUpdated);
         if (org === undefined) {
-          gone.push(b.org);
+          gone.push(b);
           continue;
         }
-        const entries = this.prepared(b.at ?? `Organization/${b.org}`, [org]);
-        if (entries) puts.push({ b, entry: entries[0] });
+        const location = b.location === null ? [] : [stamp(JSON.parse(b.location), this.opts.lastUpdated)];
+        // An Organization and its Location stand or fall together: a refused one leaves both (and the state) as they were.
+        const entries = this.prepared(b.at ?? `Organization/${b.org}`, [org, ...location]);
+        if (entries) puts.push({ b, entries });
       }
-      const ok = puts.map((x) => x.b).concat(rows.filter((b) => gone.includes(b.org)));
+      const ok = puts.map((x) => x.b).concat(gone);
+      const entries = puts.flatMap((x) => x.entries);
       await this.writers.submit(() =>
         loaderTx(this.sql, async (tx) => {
-          await this.write(tx, 'structures', puts.map((x) => x.entry), false);
-          await this.write(tx, 'structures', await this.deactivations(tx, 'structures', gone), true);
+          await this.write(tx, 'structures', entries.filter((e) => e.type === 'Organization'), false);
+          await this.write(tx, 'locations', entries.filter((e) => e.type === 'Location'), false);
+          await this.write(tx, 'structures', await this.deactivations(tx, 'structures', gone.map((b) => b.org)), true);
+          await this.write(tx, 'locations', await this.deactivations(tx, 'locations', ok.filter((b) => b.location_gone).map((b) => b.org)), true);
           await markStructures(tx, ok.filter((b) => b.rpps_digest !== null).map((b) => ({ structure: b.org, digest: b.rpps_digest!, fields: b.rpps_fields })));
           await markStructuresGone(tx, ok.filter((b) => b.rpps_gone).map((b) => b.org));
           await markFiness(tx, ok.filter((b) => b.finess_digest !== null || b.finess_gone).map((b) => ({ org: b.org, kind: b.finess_kind, digest: b.finess_digest, content: b.finess_gone ? null : b.finess })));
@@ -321,11 +350,37 @@ class Incremental {
                or (type = 'PractitionerRole' and id = any(${[...roleOwner.keys()]}::text[]))`;
           const entries = stored.filter((r) => r.content.active !== false).map((r) => {
             const owned = mailboxes.get(r.type === 'Practitioner' ? r.id : roleOwner.get(r.id)!) ?? [];
-            const content = r.type === 'Practitioner' ? withMailboxes(r.content, owned.map((m) => m.telecom)) : roleMailboxes(r.content, owned);
-            return preparePut(this.opts.registry, { ...content, meta: { ...(content.meta as Json), lastUpdated: this.opts.lastUpdated } });
+            return this.restamped(r.type === 'Practitioner' ? withMailboxes(r.content, owned.map((m) => m.telecom)) : roleMailboxes(r.content, owned));
           });
           await this.write(tx, 'persons', entries.filter((e) => e.type === 'Practitioner'), false);
           await this.write(tx, 'roles', entries.filter((e) => e.type === 'PractitionerRole'), false);
+          this.progress(batch.length);
+        }),
+      );
+    }
+    await this.writers.drain();
+  }
+
+  /**
+   * The stored active PractitionerRoles at the establishments marked pending (import_pending, kind
+   * `location`: they gained or lost an active Location), found through the index of their
+   * `organization` reference, with `location` as import_located says. A role whose content does
+   * not change is not written.
+   */
+  async locatedRoles(session: Db): Promise<void> {
+    const organization = this.opts.registry.byCode('PractitionerRole', 'organization')!.id;
+    const rows = session<{ content: Json; located: boolean }[]>`
+      select r.content, exists (select 1 from import_located k where k.org = p.key and k.after) as located
+      from import_pending p
+      join reference_idx x on x.param = ${organization} and x.target_type = 'Organization' and x.target_id = p.key
+      join resource r on r.rid = x.rid and r.type = 'PractitionerRole'
+      where p.kind = 'location'
+      order by r.id`.cursor(ROWS);
+    for await (const batch of rows) {
+      await this.writers.submit(() =>
+        loaderTx(this.sql, async (tx) => {
+          const entries = batch.filter((r) => r.content.active !== false).map((r) => this.restamped(withLocation(r.content, r.located)));
+          await this.write(tx, 'roles', entries, false);
           this.progress(batch.length);
         }),
       );
@@ -357,6 +412,7 @@ export async function publishIncremental(sql: Sql, session: Db, opts: PublishOpt
   await w.persons(session);
   await w.gone(session);
   await w.mailboxes(session);
+  await w.locatedRoles(session);
   return { counts: w.counts, written: w.written, rejected: w.rejected };
 }
 
@@ -365,13 +421,13 @@ export async function publishIncremental(sql: Sql, session: Db, opts: PublishOpt
 /** Every line of the changed persons, with their mailboxes, as COPY text (src/opendata/map-chunk.ts): a first import maps them all. */
 const personRows = (session: Db) => session`
   copy (with pm as (${personMailboxes(session, 'import_person_change')})
-        select l.person, l.kind, l.role, l.at, l.fields, pm.mailboxes
+        select l.person, l.kind, l.role, l.at, l.fields, pm.mailboxes, ${located(session)}
         from import_person_change c join import_line l on l.person = c.person left join pm on pm.person = c.person
         order by c.person, l.seq) to stdout`;
 
-/** The structures to build as COPY text, the columns of StructureRow. */
+/** The structures to build as COPY text, the columns of StructureRow (mapChunk reads them in this order). */
 const structureRows = (session: Db) => session`
-  copy (select org, rpps_fields, rpps_at, rpps_legacy, finess, mailboxes from (${STRUCTURE_COLUMNS(session, false)}) s) to stdout`;
+  copy (select org, rpps_fields, rpps_at, rpps_legacy, finess, mailboxes, location from (${STRUCTURE_COLUMNS(session, false)}) s) to stdout`;
 
 /**
  * The bytes of a COPY … TO STDOUT. Read to their end even when the consumer stops early (a full
@@ -390,25 +446,26 @@ async function* copyOut(query: postgres.PendingQuery<postgres.Row[]>): AsyncGene
 const personOfRole = (roleId: string) => roleId.slice(0, roleId.lastIndexOf('-'));
 
 /** The mapped resources of every staged person, then structure, as NDJSON chunks for the bulk loader (numbered lines). */
-async function* mappedNdjson(session: Db, opts: PublishOptions, mapped: Record<DiffType, number>): AsyncGenerator<ByteChunk> {
+async function* mappedNdjson(session: Db, opts: PublishOptions, mapped: Record<CountedType, number>): AsyncGenerator<ByteChunk> {
   let first = 1;
   for (const [kind, rows] of [['persons', personRows], ['structures', structureRows]] as const) {
     for await (const r of mappedChunks(copyOut(rows(session)), kind, opts.lastUpdated, opts.pool)) {
       mapped.persons += r.persons;
       mapped.roles += r.roles;
       mapped.structures += r.structures;
-      const lines = r.persons + r.roles + r.structures;
+      mapped.locations += r.locations;
+      const lines = r.persons + r.roles + r.structures + r.locations;
       yield { first, lines, bytes: r.ndjson as Buffer, owned: spansBuffer(r.ndjson) };
       first += lines;
     }
   }
 }
 
-/** The person or structure whose state holds a resource (`Type/id`): a role's is its person's. */
+/** The person or structure whose state holds a resource (`Type/id`): a role's is its person's, a Location's its establishment's. */
 function ownerOf(key: string): { type: string; owner: 'person' | 'structure'; id: string } {
   const type = key.slice(0, key.indexOf('/'));
   const id = key.slice(type.length + 1);
-  if (type === 'Organization') return { type, owner: 'structure', id };
+  if (type === 'Organization' || type === 'Location') return { type, owner: 'structure', id };
   return { type, owner: 'person', id: type === 'Practitioner' ? id : personOfRole(id) };
 }
 
@@ -435,7 +492,7 @@ async function firstLines(session: Db, owners: readonly ReturnType<typeof ownerO
  * of the state (a rerun tries it again).
  */
 export async function publishBulk(sql: Sql, session: Db, opts: PublishOptions): Promise<Published> {
-  const mapped = { persons: 0, roles: 0, structures: 0 };
+  const mapped = { persons: 0, roles: 0, structures: 0, locations: 0 };
   const rejects: { where: string; reason: string; key?: string }[] = [];
   const loaded = await loadBulk(sql, opts.registry, [{ name: 'mapped resource', chunks: mappedNdjson(session, opts, mapped) }], {
     workers: opts.pool,
@@ -445,7 +502,7 @@ export async function publishBulk(sql: Sql, session: Db, opts: PublishOptions): 
   });
   const owners = rejects.map((r) => (r.key ? ownerOf(r.key) : undefined));
   const at = await firstLines(session, owners.filter((o) => o !== undefined));
-  const rejected = { persons: new Set<string>(), structures: new Set<string>(), byType: { Practitioner: 0, PractitionerRole: 0, Organization: 0 } as Record<string, number> };
+  const rejected = { persons: new Set<string>(), structures: new Set<string>(), byType: { Practitioner: 0, PractitionerRole: 0, Organization: 0, Location: 0 } as Record<string, number> };
   for (const [i, r] of rejects.entries()) {
     const o = owners[i];
     opts.onReject(o ? (at.get(`${o.owner} ${o.id}`) ?? r.key!) : r.where, r.reason);
@@ -458,5 +515,6 @@ export async function publishBulk(sql: Sql, session: Db, opts: PublishOptions): 
   counts.persons.new = mapped.persons - rejected.byType.Practitioner;
   counts.roles.new = mapped.roles - rejected.byType.PractitionerRole;
   counts.structures.new = mapped.structures - rejected.byType.Organization;
+  counts.locations.new = mapped.locations - rejected.byType.Location;
   return { counts, written: loaded.inserted + loaded.updated, rejected: rejects.length };
 }

@@ -53,6 +53,10 @@ export const TYPE_NAMES: Record<DiffType, { resource: string; label: string }> =
   roles: { resource: 'PractitionerRole', label: 'activities' },
 };
 
+/** The types an import counts: the RPPS's three, and the Locations of the FINESS establishments. */
+export const COUNTED_NAMES = { ...TYPE_NAMES, locations: { resource: 'Location', label: 'locations' } } as const;
+export type CountedType = keyof typeof COUNTED_NAMES;
+
 /** What an import may deactivate or remove: the RPPS's three types, and the other sources' own. */
 export type Kept = DiffType | 'finess' | 'mailboxes';
 
@@ -250,8 +254,8 @@ export async function replaceState(db: Db, rejected: { persons: string[]; struct
 export async function diffFiness(db: Db, inRun: boolean, keep: boolean): Promise<{ establishments: TypeDiff; legal: TypeDiff }> {
   await db`
     create unlogged table import_finess_change as
-    select n.org, n.kind, n.digest, n.content, n.at
-    from (select distinct on (org) org, kind, digest, content, at from import_finess_now order by org, seq) n
+    select n.org, n.kind, n.digest, n.content, n.location, n.at
+    from (select distinct on (org) org, kind, digest, content, location, at from import_finess_now order by org, seq) n
     left join import_finess s on s.org = n.org
     where ${inRun}::boolean and (s.org is null or s.digest <> n.digest or not s.active)`;
   await db`
@@ -271,6 +275,46 @@ export async function diffFiness(db: Db, inRun: boolean, keep: boolean): Promise
     return { snapshot: Number(r.snapshot), active: Number(r.active), changed: Number(r.changed), gone: Number(r.gone) };
   };
   return { establishments: of('establishment'), legal: of('legal') };
+}
+
+/**
+ * The Locations (an establishment's place, src/opendata/finess-map.ts locationOf) as this run leaves
+ * them, against the stored ones. No state of their own: a Location changes only with its
+ * establishment's FINESS digest, which covers it; its stored status says what it was.
+ *
+ * import_located: per establishment, whether its Location is active before the run (stored) and
+ * after it (the stored active ones the feed neither changed nor dropped, and those it changed to an
+ * active Location). A PractitionerRole at an establishment located after refers to its Location.
+ *
+ * Gone: active Locations this run makes inactive (closed, point removed, establishment gone).
+ */
+export async function diffLocations(db: Db, finessInRun: boolean): Promise<TypeDiff> {
+  await db`
+    create unlogged table import_located as
+    select org collate "C" as org, bool_or(before) as before, bool_or(after) as after from (
+      select r.id as org, true as before,
+             not exists (select 1 from import_finess_change c where c.org = r.id)
+               and not exists (select 1 from import_finess_gone g where g.org = r.id) as after
+      from resource r where r.type = 'Location' and r.content->>'status' = 'active'
+      union all
+      select org, false, true from import_finess_change where location::jsonb->>'status' = 'active'
+    ) x group by org`;
+  await db`alter table import_located add primary key (org)`;
+  const [c] = await db<Record<string, string>[]>`
+    select (select count(distinct org) from import_finess_now where ${finessInRun}::boolean and location is not null) as snapshot,
+           (select count(*) from import_located where before) as active,
+           (select count(*) from import_finess_change where location is not null) as changed,
+           (select count(*) from import_located where before and not after) as gone`;
+  return { snapshot: Number(c.snapshot), active: Number(c.active), changed: Number(c.changed), gone: Number(c.gone) };
+}
+
+/**
+ * The establishments that gain or lose an active Location marked pending (import_pending, kind
+ * `location`), before anything is written: their PractitionerRoles are rewritten from them, and an
+ * import killed before it rewrote them all rewrites them when run again.
+ */
+export async function markLocatedChanges(db: Db): Promise<void> {
+  await db`insert into import_pending (kind, key) select 'location', org from import_located where before <> after on conflict do nothing`;
 }
 
 /**

@@ -2,14 +2,15 @@ import { hash } from 'node:crypto';
 import type { Db } from '../db.ts';
 import { copyText } from '../fhir/types/copy.ts';
 import { CopyIn } from '../store/copy-in.ts';
-import { establishmentOf, legalEntityOf } from './finess-map.ts';
+import { establishmentOf, legalEntityOf, locationOf } from './finess-map.ts';
 import { readFiness, type FinessEvents } from './finess-read.ts';
 
 /**
  * The FINESS feed staged: each legal entity and establishment of the files, read as a stream
  * (src/opendata/finess-read.ts), mapped to the Organization the feed alone describes
- * (src/opendata/finess-map.ts), one row of import_finess_now each, by one COPY: what the snapshot
- * (src/opendata/snapshot.ts diffFiness) compares by digest and the writer merges.
+ * (src/opendata/finess-map.ts) with an establishment's Location, one row of import_finess_now each,
+ * by one COPY: what the snapshot (src/opendata/snapshot.ts diffFiness) compares by digest and the
+ * writer merges.
  */
 
 export interface FinessStageSummary {
@@ -33,15 +34,19 @@ export async function stageFiness(db: Db, files: readonly string[], events: Fine
     },
     bytes: events.bytes,
   };
-  const out = await CopyIn.open(db`copy import_finess_now (seq, org, kind, digest, at, content) from stdin`);
+  const out = await CopyIn.open(db`copy import_finess_now (seq, org, kind, digest, at, content, location) from stdin`);
   try {
     let rows: string[] = [];
     for (const file of files) {
       for await (const rec of readFiness(file, counting)) {
         summary.records++;
         const org = rec.kind === 'legal' ? legalEntityOf(rec) : establishmentOf(rec);
+        const location = rec.kind === 'legal' ? undefined : locationOf(rec);
         const json = JSON.stringify(org);
-        rows.push(`${summary.staged}\t${copyText(org.id as string)}\t${rec.kind}\t${hash('md5', json)}\t${copyText(rec.where)}\t${copyText(json)}\n`);
+        const place = location === undefined ? undefined : JSON.stringify(location);
+        // The digest covers the Location: an establishment is changed when its place is.
+        const digest = hash('md5', place === undefined ? json : `${json}\n${place}`);
+        rows.push(`${summary.staged}\t${copyText(org.id as string)}\t${rec.kind}\t${digest}\t${copyText(rec.where)}\t${copyText(json)}\t${place === undefined ? '\\N' : copyText(place)}\n`);
         summary.staged++;
         if (rows.length >= ROWS_PER_WRITE) {
           await out.write(Buffer.from(rows.join('')));

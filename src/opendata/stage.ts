@@ -20,6 +20,7 @@ export const STAGING_TABLES = [
   'import_line', 'import_held', 'import_person_now', 'import_structure_now', 'import_person_change', 'import_person_gone',
   'import_structure_change', 'import_structure_gone', 'import_finess_now', 'import_finess_change', 'import_finess_gone',
   'import_mailbox_now', 'import_mailbox_added', 'import_mailbox_gone', 'import_org_key', 'import_org_affected', 'import_mailbox_persons',
+  'import_located',
 ] as const;
 
 export async function dropStaging(db: Db): Promise<void> {
@@ -47,15 +48,17 @@ export async function createStaging(db: Db): Promise<void> {
     ) with (autovacuum_enabled = false)`;
   // The persons named by rejected lines: they keep their state (src/opendata/snapshot.ts).
   await db`create unlogged table import_held (person text collate "C" primary key)`;
-  // The FINESS feed's entities (src/opendata/stage-finess.ts): the Organization id, the JSON the feed alone gives.
+  // The FINESS feed's entities (src/opendata/stage-finess.ts): the Organization id, the JSON the feed
+  // alone gives, and an establishment's Location (null without a point).
   await db`
     create unlogged table import_finess_now (
-      seq     bigint not null,
-      org     text collate "C" not null,
-      kind    text not null,
-      digest  text collate "C" not null,
-      at      text not null,
-      content text not null
+      seq      bigint not null,
+      org      text collate "C" not null,
+      kind     text not null,
+      digest   text collate "C" not null,
+      at       text not null,
+      content  text not null,
+      location text
     ) with (autovacuum_enabled = false)`;
 }
 

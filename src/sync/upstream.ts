@@ -13,6 +13,7 @@ export interface TypePlan {
 export const DEFAULT_TYPES: ResourceType[] = ['Practitioner', 'Organization', 'PractitionerRole'];
 /** Types mirrored through `_revinclude` on Organization when the upstream offers it and they are not asked for. */
 const REVINCLUDED: { type: ResourceType; param: string }[] = [
+  { type: 'Location', param: 'Location:organization' },
   { type: 'Device', param: 'Device:organization' },
   { type: 'HealthcareService', param: 'HealthcareService:organization' },
 ];

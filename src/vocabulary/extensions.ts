@@ -18,6 +18,10 @@ export const EXT = {
   streetNameType: 'http://hl7.org/fhir/StructureDefinition/iso21090-ADXP-streetNameType',
   streetNameBase: 'http://hl7.org/fhir/StructureDefinition/iso21090-ADXP-streetNameBase',
   geolocation: 'http://hl7.org/fhir/StructureDefinition/geolocation',
+  // Defined by this server (no ANS or HL7 definition says how precise a geocoded point is): on
+  // Location.position, valueCode housenumber, street or commune (the commune's centre only), after
+  // the FINESS feed's BAN key (docs/open-data.md).
+  positionPrecision: 'https://annuaire.sante.fr/fhir/StructureDefinition/position-precision',
   deviceArhgos: `${SD}/as-ext-device-number-authorization-arhgos`,
   deviceAuthorizationDate: `${SD}/as-ext-device-authorization-date-device`,
   hcsArhgos: `${SD}/as-ext-healthcareservice-authorization-number-arhgos`,
