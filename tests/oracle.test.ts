@@ -35,7 +35,7 @@ type R = {
 type Ext = { url: string; extension?: Ext[]; valueCode?: string; valueString?: string; valueCodeableConcept?: { coding?: Coding[] } };
 type Coding = { system?: string; code?: string; display?: string };
 type Tok = { system?: string; code: string; label?: string };
-type Kind = 'string' | 'token' | 'reference' | 'date' | 'phonetic';
+type Kind = 'string' | 'token' | 'reference' | 'date' | 'phonetic' | 'near';
 
 // ---- the oracle: what each parameter reads, written from the FHIR expressions ---------------------
 
@@ -57,6 +57,8 @@ interface Param {
   tokens?: (r: R) => Tok[];
   /** references as Type/id */
   refs?: (r: R) => string[];
+  /** near: the positions, [latitude, longitude] in degrees */
+  points?: (r: R) => [number, number][];
 }
 
 const common: Record<string, Param> = {
@@ -93,6 +95,25 @@ const ORACLE: Record<string, Record<string, Param>> = {
     'identifier-type': { kind: 'token', tokens: (r) => arr(r.identifier as { type?: unknown }[]).flatMap((i) => codings(i.type)) },
     partof: { kind: 'reference', refs: (r) => strs((r.partOf as { reference?: string } | undefined)?.reference) },
   },
+  Location: {
+    _id: common._id,
+    _lastUpdated: common._lastUpdated,
+    identifier: common.identifier,
+    'data-information-system': common['data-information-system'],
+    name: { kind: 'string', strings: (r) => strs(r.name, r.alias) },
+    status: { kind: 'token', tokens: (r) => strs(r.status).map((code) => ({ system: 'http://hl7.org/fhir/location-status', code })) },
+    organization: { kind: 'reference', refs: (r) => strs((r.managingOrganization as { reference?: string } | undefined)?.reference) },
+    address: { kind: 'string', strings: (r) => strs(addresses(r).map((a) => [a.line, a.city, a.district, a.state, a.postalCode, a.country, a.text])) },
+    'address-city': { kind: 'string', strings: (r) => strs(addresses(r).map((a) => a.city)) },
+    'address-postalcode': { kind: 'string', strings: (r) => strs(addresses(r).map((a) => a.postalCode)) },
+    near: {
+      kind: 'near',
+      points: (r) => {
+        const p = r.position as { latitude?: unknown; longitude?: unknown } | undefined;
+        return typeof p?.latitude === 'number' && typeof p.longitude === 'number' ? [[p.latitude, p.longitude]] : [];
+      },
+    },
+  },
   PractitionerRole: {
     ...common,
     role: { kind: 'token', tokens: (r) => codings(r.code) },
@@ -101,6 +122,23 @@ const ORACLE: Record<string, Record<string, Param>> = {
     location: { kind: 'reference', refs: (r) => strs(arr(r.location as { reference?: string }[]).map((l) => l.reference)) },
   },
 };
+
+/** FHIR's near: the great-circle distance on the Earth's mean radius (haversine), in km; units as FHIR R4 names them (UCUM). */
+const EARTH_KM = 6371.0088;
+const UNIT_KM: Record<string, number> = { km: 1, m: 0.001, mi: 1.609344, '[mi_i]': 1.609344 };
+function greatCircleKm([lat1, lon1]: [number, number], [lat2, lon2]: [number, number]): number {
+  const rad = Math.PI / 180;
+  const h = Math.sin(((lat2 - lat1) * rad) / 2) ** 2 + Math.cos(lat1 * rad) * Math.cos(lat2 * rad) * Math.sin(((lon2 - lon1) * rad) / 2) ** 2;
+  return 2 * EARTH_KM * Math.asin(Math.min(1, Math.sqrt(h)));
+}
+/** A near value's centre and radius in km (the README: 5 km when the distance is left out). */
+function nearValue(value: string): { centre: [number, number]; km: number } {
+  const [lat, lon, distance, unit] = value.split('|');
+  return { centre: [Number(lat), Number(lon)], km: distance ? Number(distance) * UNIT_KM[unit || 'km'] : 5 };
+}
+/** The least distance of a resource's positions to a near value's centre, km. */
+const distanceTo = (r: R, code: string, value: string) =>
+  Math.min(...ORACLE[r.resourceType][code].points!(r).map((p) => greatCircleKm(nearValue(value).centre, p)));
 
 /** Letters without a decomposition, folded as the README says (œ as oe, ł as l, like PostgreSQL's unaccent). */
 const LETTERS: Record<string, string> = { æ: 'ae', œ: 'oe', ø: 'o', ł: 'l', ß: 'ss', đ: 'd', ð: 'd', þ: 'th', ı: 'i', ħ: 'h', ŧ: 't', ŋ: 'n' };
@@ -184,6 +222,7 @@ const labelMatches = (label: string, value: string) => {
 function matchesValue(r: R, code: string, modifier: string | undefined, value: string): boolean {
   const p = ORACLE[r.resourceType][code];
   if (p.kind === 'phonetic') return phoneticLevel(r, code, value) !== undefined;
+  if (p.kind === 'near') return distanceTo(r, code, value) <= nearValue(value).km;
   if (modifier === 'text') {
     // A code of data-information-system is stored without its implied system: labelled either way.
     return p.tokens!(r).some((x) => [labelKey(x.system, x.code), ...(x.system === SYSTEM_INFO ? [labelKey(undefined, x.code)] : [])]
@@ -228,7 +267,7 @@ interface Condition {
 function hasValue(r: R, code: string): boolean {
   const p = ORACLE[r.resourceType][code];
   if (p.kind === 'date') return true;
-  return (p.strings ?? p.tokens ?? p.refs)!(r).length > 0;
+  return (p.strings ?? p.tokens ?? p.refs ?? p.points)!(r).length > 0;
 }
 
 function matches(r: R, c: Condition): boolean {
@@ -261,10 +300,13 @@ const CHAINS: [string, string, string[]][] = [
   ['PractitionerRole', 'practitioner', ['identifier', 'family', 'name', 'active']],
   ['PractitionerRole', 'organization', ['identifier', 'name', 'address-city', 'type']],
   ['Organization', 'partof', ['identifier', 'name']],
+  ['PractitionerRole', 'location', ['near', 'status', 'address-city']],
+  ['Location', 'organization', ['identifier', 'name', 'type']],
 ];
 const HAS: [string, string, string, string[]][] = [
   ['Practitioner', 'PractitionerRole', 'practitioner', ['role', 'active', 'identifier']],
   ['Organization', 'PractitionerRole', 'organization', ['role', 'active']],
+  ['Organization', 'Location', 'organization', ['near', 'status']],
 ];
 
 // ---- random searches drawn from the data ---------------------------------------------------------
@@ -284,13 +326,15 @@ const V1_ORGANIZATION = ['_id', '_lastUpdated', 'active', 'identifier', 'identif
 
 const INCLUDES: Record<string, string[]> = {
   Practitioner: ['_revinclude=PractitionerRole:practitioner'],
-  Organization: ['_revinclude=PractitionerRole:organization', '_include=Organization:partof'],
+  Organization: ['_revinclude=PractitionerRole:organization', '_include=Organization:partof', '_revinclude=Location:organization'],
   PractitionerRole: ['_include=PractitionerRole:organization', '_include=PractitionerRole:practitioner', '_include=*'],
+  Location: ['_include=Location:organization', '_revinclude=PractitionerRole:location'],
 };
 const SORTS: Record<string, string[]> = {
   Practitioner: ['family', 'given', 'name', '_id', '_lastUpdated'],
   Organization: ['name', 'address-city', 'address-postalcode', '_lastUpdated'],
   PractitionerRole: ['_id', '_lastUpdated'],
+  Location: ['name', 'address-city', '_id', '_lastUpdated'],
 };
 
 function drawSearch(rand: () => number, data: Record<string, R[]>) {
@@ -317,6 +361,16 @@ function drawSearch(rand: () => number, data: Record<string, R[]>) {
       }
       const cut = v.slice(0, 1 + Math.floor(rand() * Math.min(v.length, 6)));
       return fold(cut) ? { value: cut } : undefined;
+    }
+    if (p.kind === 'near') {
+      // Around a place (a resource's position moved by up to 20 km), 0.5 to 60 km in one of the units.
+      const point = pick(p.points!(r));
+      if (!point) return undefined;
+      const at = (x: number, spread: number) => (x + (rand() - 0.5) * spread).toFixed(5);
+      const km = 0.5 + rand() * 59.5;
+      const unit = pick(['', 'km', 'm', 'mi', '[mi_i]']);
+      const distance = unit === '' && rand() < 0.3 ? '' : String(+(km / UNIT_KM[unit || 'km']).toFixed(3));
+      return { value: [at(point[0], 0.36), at(point[1], 0.5), distance, distance ? unit : ''].join('|').replace(/\|+$/, '') };
     }
     if (p.kind === 'phonetic') {
       const words = wordsOf(pick(p.strings!(r)) ?? '');
@@ -376,7 +430,7 @@ function drawSearch(rand: () => number, data: Record<string, R[]>) {
     const first = valueOf(code, p);
     if (!first) continue;
     const c: Condition = { code, modifier: first.modifier, values: [first.value] };
-    if (p.kind !== 'date' && rand() < 0.25) {
+    if (p.kind !== 'date' && p.kind !== 'near' && rand() < 0.25) {
       const second = valueOf(code, p);
       if (second && second.modifier === first.modifier) c.values.push(second.value);
     }
@@ -491,14 +545,19 @@ t.test(`searches against the oracle (ORACLE_SEED=${SEED}, ${RUNS} searches)`, as
   let pages = 0;
   let totals = 0;
   let nonEmpty = 0;
-  const forms: Record<string, number> = { POST: 0, v1: 0, plain: 0, exact: 0, contains: 0, not: 0, text: 0, phonetic: 0, missing: 0, chain: 0, _has: 0, _include: 0, _sort: 0 };
+  const forms: Record<string, number> = { POST: 0, v1: 0, plain: 0, exact: 0, contains: 0, not: 0, text: 0, phonetic: 0, near: 0, missing: 0, chain: 0, _has: 0, _include: 0, _sort: 0 };
   for (let run = 0; run < RUNS; run++) {
     const s = drawSearch(rand, data);
-    for (const c of s.conditions) forms[c.has ? '_has' : c.chain ? 'chain' : ORACLE[s.type][c.code]?.kind === 'phonetic' ? 'phonetic' : (c.modifier ?? 'plain')]++;
+    for (const c of s.conditions) {
+      const kind = ORACLE[s.type][c.code]?.kind;
+      forms[c.has ? '_has' : c.chain ? 'chain' : kind === 'phonetic' || (kind === 'near' && c.modifier !== 'missing') ? kind : (c.modifier ?? 'plain')]++;
+    }
     if (s.sort.length) forms._sort++;
     if (/_(rev)?include=/.test(s.query)) forms._include++;
     const expected = data[s.type].filter((r) => s.conditions.every((c) => matches(r, c)));
     const seen: R[] = [];
+    /** each match's distance in its entry's search.extension (near), [id, km]. */
+    const distances: [string, number][] = [];
     const problems: string[] = [];
     // A quarter of the searches are POSTed as a form; an Organization search the deprecated v1
     // answers goes there a third of the time. Next pages are always the GET of the `next` link.
@@ -521,8 +580,14 @@ t.test(`searches against the oracle (ORACLE_SEED=${SEED}, ${RUNS} searches)`, as
         totals++;
         if (bundle.total !== expected.length) problems.push(`page ${page + 1}: total ${bundle.total}, expected ${expected.length}`);
       }
-      const mine = (bundle.entry ?? []).filter((e) => e.search?.mode === 'match').map((e) => e.resource);
+      const matched = (bundle.entry ?? []).filter((e) => e.search?.mode === 'match');
+      const mine = matched.map((e) => e.resource);
       seen.push(...mine);
+      for (const e of matched) {
+        const d = (e.search as { extension?: { url: string; valueDistance?: { value: number; code: string } }[] }).extension
+          ?.find((x) => x.url === 'http://hl7.org/fhir/StructureDefinition/location-distance')?.valueDistance;
+        if (d && d.code === 'km') distances.push([e.resource.id, d.value]);
+      }
       const spec = s.query.split('&').find((q) => q.startsWith('_include=') || q.startsWith('_revinclude='));
       if (spec) {
         const got = new Set((bundle.entry ?? []).filter((e) => e.search?.mode === 'include').map((e) => `${e.resource.resourceType}/${e.resource.id}`));
@@ -549,6 +614,15 @@ t.test(`searches against the oracle (ORACLE_SEED=${SEED}, ${RUNS} searches)`, as
       const level = (r: R) => Math.min(...ranking.values.map((v) => phoneticLevel(byKey.get(`${r.resourceType}/${r.id}`)!, ranking.code, v) ?? 9));
       const at = seen.findIndex((r, i) => i > 0 && level(seen[i - 1]) > level(r));
       if (at > 0) problems.push(`ranked out of order at match ${at + 1}: ${seen[at - 1].id} (${level(seen[at - 1])}) before ${seen[at].id} (${level(seen[at])})`);
+    }
+    // Without _sort, a near search on its own type is nearest first, each match carrying its distance.
+    const measured = s.conditions.find((c) => !c.chain && !c.has && c.modifier !== 'missing' && ORACLE[s.type][c.code].kind === 'near');
+    if (measured) {
+      const km = (r: R) => distanceTo(byKey.get(`${r.resourceType}/${r.id}`)!, measured.code, measured.values[0]);
+      const at = s.sort.length ? -1 : seen.findIndex((r, i) => i > 0 && km(seen[i - 1]) > km(r) + 1e-9);
+      if (at > 0) problems.push(`not nearest first at match ${at + 1}: ${seen[at - 1].id} (${km(seen[at - 1])} km) before ${seen[at].id} (${km(seen[at])} km)`);
+      const off = distances.find(([id, d]) => Math.abs(d - km(byKey.get(`${s.type}/${id}`)!)) > 0.0006);
+      if (off || distances.length !== seen.length) problems.push(`distances in search.extension: ${distances.length} for ${seen.length} matches${off ? `, ${off[0]} at ${off[1]} km` : ''}`);
     }
     if (s.sort.length) {
       const stored = seen.map((r) => byKey.get(`${r.resourceType}/${r.id}`)!);
