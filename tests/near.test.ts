@@ -325,8 +325,8 @@ t.test('plans: a near search reads its circle from the index, never every Locati
     insert into resource (rid, type, id, version_id, last_updated, content)
     select i, 'Location', 'l' || i, 1, now(), '{}' from generate_series(1, 60000) i`;
   await pg.sql`
-    insert into geo_idx (rid, param, band, lat, lon)
-    select i, ${param}, floor(lat * 16)::int, lat, lon
+    insert into geo_idx (rid, param, band, lat, lon, x, y, z)
+    select i, ${param}, floor(lat * 16)::int, lat, lon, cos(radians(lat)) * cos(radians(lon)), cos(radians(lat)) * sin(radians(lon)), sin(radians(lat))
     from (select i, case when i % 20 = 0 then random() * 180 - 90 else 42 + random() * 9 end as lat,
                     case when i % 20 = 0 then random() * 360 - 180 else -5 + random() * 13 end as lon
           from generate_series(1, 60000) i) x`;

@@ -1,3 +1,4 @@
+import { singleValued } from '../registry/index.ts';
 import type { Condition, SearchRequest } from './search-request.ts';
 import { ident, join, stmt, type Statement } from './statement.ts';
 import { searchType, type CountedKeys } from './types/index.ts';
@@ -179,10 +180,13 @@ export function measuredPageQuery(hints: PlanHints, req: SearchRequest, cursor: 
   const measure = searchType(by.param).measure!;
   const rest = req.conditions.filter((c) => c !== by).map((c) => condition(hints, c, req.type, 'r'));
   const after = cursor === undefined ? stmt`true` : stmt`(k.m, k.rid) > (${cursor.measure}::text::float8, ${cursor.rid}::bigint)`;
+  // A resource's measure is its least; a parameter of one element has one row per resource.
+  const rows = stmt`select r.rid, r.m from (${measure.rows(by as never, hints, req.type)}) r where ${join(rest, 'and')}`;
+  const measured = singleValued(by.param) ? rows : stmt`select r.rid, min(r.m) as m from (${rows}) r group by r.rid`;
   return stmt`
     select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key, page.extension
     from (select k.rid, row_number() over (order by k.m, k.rid) as ord, json_build_array(k.m::text, k.rid::text)::text as key, ${measure.extension(stmt`k.m`)} as extension
-          from (select r.rid, min(r.m) as m from (${measure.rows(by as never, hints, req.type)}) r where ${join(rest, 'and')} group by r.rid) k
+          from (${measured}) k
           where ${after} order by k.m, k.rid limit ${limit}) page
     join resource r on r.rid = page.rid
     order by page.ord`;

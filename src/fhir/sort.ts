@@ -1,4 +1,4 @@
-import type { BoundParam } from '../registry/index.ts';
+import { singleValued, type BoundParam } from '../registry/index.ts';
 import { matchSet, probe } from './compile.ts';
 import type { Condition, PlanHints, SearchRequest, SortKey } from './search-request.ts';
 import { ident, join, stmt, type Statement } from './statement.ts';
@@ -51,8 +51,7 @@ export function sourceOf(param: BoundParam): KeySource {
  * on the key itself.
  */
 function oneRow(param: BoundParam): boolean {
-  const repeats = (step: BoundParam['paths'][number][number]) => typeof step !== 'string' ? 'ext' in step : step.endsWith('[]');
-  return param.type === 'date' && param.paths.length === 1 && !param.paths[0].some(repeats);
+  return param.type === 'date' && singleValued(param);
 }
 
 /**

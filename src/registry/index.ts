@@ -17,6 +17,12 @@ export function paramId(resourceType: string, code: string): number {
   return h | 0;
 }
 
+/** A parameter read from one element that does not repeat: each resource has at most one value of it. */
+export function singleValued(param: SearchParamDef): boolean {
+  const repeats = (step: SearchParamDef['paths'][number][number]) => (typeof step !== 'string' ? 'ext' in step : step.endsWith('[]'));
+  return param.paths.length === 1 && !param.paths[0].some(repeats);
+}
+
 export interface Registry {
   /** every parameter of a type, searchable or not (the extractors index them all). */
   forType(type: ResourceType): readonly BoundParam[];

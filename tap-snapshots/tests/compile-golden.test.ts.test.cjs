@@ -1948,33 +1948,31 @@ from (
         k.m::text, k.rid::text
       )::text as key, $10::text || trim_scale(round(k.m::numeric, 3))::text || $11::text as extension
       from (
-        select r.rid, min(r.m) as m
+        select r.rid, r.m
         from (
-          select g.rid, g.m
+          select g.rid, 2 * $12::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
           from (
-            select g.rid, 2 * $12::float8 * asin(
-              least(
-                1, sqrt(
-                  power(sin(radians(g.lat - $13::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-                    radians($14::float8)
-                  ) * power(sin(radians(g.lon - $15::float8) / 2), 2)
-                )
-              )
-            ) as m
-            from unnest($16::int[], $17::float8[], $18::float8[]) b(band, lo, hi)
-            join geo_idx g on g.param = $19
-              and g.band = b.band
-              and g.lon >= b.lo
-              and g.lon <= b.hi
+            select g.rid, g.c2
+            from (
+              select g.rid, (
+                (g.x - $13::float8) * (g.x - $14::float8) + (g.y - $15::float8) * (
+                  g.y - $16::float8
+                ) + (g.z - $17::float8) * (g.z - $18::float8)
+              ) as c2
+              from unnest($19::int[], $20::float8[], $21::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $22
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.c2 <= $23::float8
           ) g
-          where g.m <= $20::float8
         ) r
         where true
-        group by r.rid
       ) k
       where true
       order by k.m, k.rid
-      limit $21
+      limit $24
     ) page
     join resource r on r.rid = page.rid
     order by page.ord
@@ -1992,15 +1990,18 @@ from (
 -- $10 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
 -- $11 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
 -- $12 = 6371.0088
--- $13 = 48.8534
--- $14 = 48.8534
--- $15 = 2.3488
--- $16 = [780, 781, 782]
--- $17 = [2.320414265931127, 2.2804613214513845, 2.2888492720483242]
--- $18 = [2.3771857340688736, 2.417138678548616, 2.408750727951676]
--- $19 = 595069498 (Location.near)
--- $20 = 5
--- $21 = 21
+-- $13 = 0.6574351115806376
+-- $14 = 0.6574351115806376
+-- $15 = 0.026966195447164384
+-- $16 = 0.026966195447164384
+-- $17 = 0.7530284844307418
+-- $18 = 0.7530284844307418
+-- $19 = [780, 781, 782]
+-- $20 = [2.320414265931127, 2.2804613214513845, 2.2888492720483242]
+-- $21 = [2.3771857340688736, 2.417138678548616, 2.408750727951676]
+-- $22 = 595069498 (Location.near)
+-- $23 = 6.159189644973858e-7
+-- $24 = 21
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near:missing=true 1`] = `
@@ -2027,48 +2028,49 @@ from (
     k.m::text, k.rid::text
   )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
   from (
-    select r.rid, min(r.m) as m
+    select r.rid, r.m
     from (
-      select g.rid, g.m
+      select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
       from (
-        select g.rid, 2 * $3::float8 * asin(
-          least(
-            1, sqrt(
-              power(sin(radians(g.lat - $4::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-                radians($5::float8)
-              ) * power(sin(radians(g.lon - $6::float8) / 2), 2)
-            )
-          )
-        ) as m
-        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
-        join geo_idx g on g.param = $10
-          and g.band = b.band
-          and g.lon >= b.lo
-          and g.lon <= b.hi
+        select g.rid, g.c2
+        from (
+          select g.rid, (
+            (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
+              g.z - $8::float8
+            ) * (g.z - $9::float8)
+          ) as c2
+          from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
+          join geo_idx g on g.param = $13
+            and g.band = b.band
+            and g.lon >= b.lo
+            and g.lon <= b.hi
+        ) g
+        where g.c2 <= $14::float8
       ) g
-      where g.m <= $11::float8
     ) r
     where true
-    group by r.rid
   ) k
   where true
   order by k.m, k.rid
-  limit $12
+  limit $15
 ) page
 join resource r on r.rid = page.rid
 order by page.ord
 -- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
 -- $2 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
 -- $3 = 6371.0088
--- $4 = -17.5
--- $5 = -17.5
--- $6 = 179.99
--- $7 = [-283, -283, -282, -282, -281, -281, -280, -280, -279, -279, -278, -278]
--- $8 = [179.85434761849442, -180, 179.8131288467594, -180, 179.8014072493667, -180, 179.8014072724621, -180, 179.81318966901804, -180, 179.8544408985295, -180]
--- $9 = [180, -179.8743476184944, 180, -179.8331288467594, 180, -179.82140724936667, 180, -179.82140727246207, 180, -179.83318966901803, 180, -179.87444089852949]
--- $10 = 595069498 (Location.near)
--- $11 = 20
--- $12 = 51
+-- $4 = -0.9537169362222871
+-- $5 = -0.9537169362222871
+-- $6 = 0.00016645500838139308
+-- $7 = 0.00016645500838139308
+-- $8 = -0.3007057995042731
+-- $9 = -0.3007057995042731
+-- $10 = [-283, -283, -282, -282, -281, -281, -280, -280, -279, -279, -278, -278]
+-- $11 = [179.85434761849442, -180, 179.8131288467594, -180, 179.8014072493667, -180, 179.8014072724621, -180, 179.81318966901804, -180, 179.8544408985295, -180]
+-- $12 = [180, -179.8743476184944, 180, -179.8331288467594, 180, -179.82140724936667, 180, -179.82140727246207, 180, -179.83318966901803, 180, -179.87444089852949]
+-- $13 = 595069498 (Location.near)
+-- $14 = 0.000009854695844836623
+-- $15 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488&status=active 1`] = `
@@ -2078,50 +2080,51 @@ from (
     k.m::text, k.rid::text
   )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
   from (
-    select r.rid, min(r.m) as m
+    select r.rid, r.m
     from (
-      select g.rid, g.m
+      select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
       from (
-        select g.rid, 2 * $3::float8 * asin(
-          least(
-            1, sqrt(
-              power(sin(radians(g.lat - $4::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-                radians($5::float8)
-              ) * power(sin(radians(g.lon - $6::float8) / 2), 2)
-            )
-          )
-        ) as m
-        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
-        join geo_idx g on g.param = $10
-          and g.band = b.band
-          and g.lon >= b.lo
-          and g.lon <= b.hi
+        select g.rid, g.c2
+        from (
+          select g.rid, (
+            (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
+              g.z - $8::float8
+            ) * (g.z - $9::float8)
+          ) as c2
+          from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
+          join geo_idx g on g.param = $13
+            and g.band = b.band
+            and g.lon >= b.lo
+            and g.lon <= b.hi
+        ) g
+        where g.c2 <= $14::float8
       ) g
-      where g.m <= $11::float8
     ) r
-    where "r".rid in (select t.rid from token_idx t where t.param = $12 and t.code = $13)
-    group by r.rid
+    where "r".rid in (select t.rid from token_idx t where t.param = $15 and t.code = $16)
   ) k
   where true
   order by k.m, k.rid
-  limit $14
+  limit $17
 ) page
 join resource r on r.rid = page.rid
 order by page.ord
 -- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
 -- $2 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
 -- $3 = 6371.0088
--- $4 = 48.8534
--- $5 = 48.8534
--- $6 = 2.3488
--- $7 = [780, 781, 782]
--- $8 = [2.320414265931127, 2.2804613214513845, 2.2888492720483242]
--- $9 = [2.3771857340688736, 2.417138678548616, 2.408750727951676]
--- $10 = 595069498 (Location.near)
--- $11 = 5
--- $12 = 1748933882 (Location.status)
--- $13 = "active"
--- $14 = 51
+-- $4 = 0.6574351115806376
+-- $5 = 0.6574351115806376
+-- $6 = 0.026966195447164384
+-- $7 = 0.026966195447164384
+-- $8 = 0.7530284844307418
+-- $9 = 0.7530284844307418
+-- $10 = [780, 781, 782]
+-- $11 = [2.320414265931127, 2.2804613214513845, 2.2888492720483242]
+-- $12 = [2.3771857340688736, 2.417138678548616, 2.408750727951676]
+-- $13 = 595069498 (Location.near)
+-- $14 = 6.159189644973858e-7
+-- $15 = 1748933882 (Location.status)
+-- $16 = "active"
+-- $17 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2&_sort=name 1`] = `
@@ -2131,62 +2134,65 @@ from (
   from (
     select g.rid
     from (
-      select g.rid, 2 * $1::float8 * asin(
-        least(
-          1, sqrt(
-            power(sin(radians(g.lat - $2::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-              radians($3::float8)
-            ) * power(sin(radians(g.lon - $4::float8) / 2), 2)
-          )
-        )
-      ) as m
-      from unnest($5::int[], $6::float8[], $7::float8[]) b(band, lo, hi)
-      join geo_idx g on g.param = $8
-        and g.band = b.band
-        and g.lon >= b.lo
-        and g.lon <= b.hi
+      select g.rid, g.c2
+      from (
+        select g.rid, (
+          (g.x - $1::float8) * (g.x - $2::float8) + (g.y - $3::float8) * (g.y - $4::float8) + (
+            g.z - $5::float8
+          ) * (g.z - $6::float8)
+        ) as c2
+        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
+        join geo_idx g on g.param = $10
+          and g.band = b.band
+          and g.lon >= b.lo
+          and g.lon <= b.hi
+      ) g
+      where g.c2 <= $11::float8
     ) g
-    where g.m <= $9::float8
   ) r
   where true
   order by 1
-  limit $10
+  limit $12
 ) page
 join resource r on r.rid = page.rid
 order by r.rid
--- $1 = 6371.0088
--- $2 = 48.8534
--- $3 = 48.8534
--- $4 = 2.3488
--- $5 = [781]
--- $6 = [2.3214645310677584]
--- $7 = [2.376135468932242]
--- $8 = 595069498 (Location.near)
--- $9 = 2
--- $10 = 51
+-- $1 = 0.6574351115806376
+-- $2 = 0.6574351115806376
+-- $3 = 0.026966195447164384
+-- $4 = 0.026966195447164384
+-- $5 = 0.7530284844307418
+-- $6 = 0.7530284844307418
+-- $7 = [781]
+-- $8 = [2.3214645310677584]
+-- $9 = [2.376135468932242]
+-- $10 = 595069498 (Location.near)
+-- $11 = 9.854703856837119e-8
+-- $12 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2&_sort=name: phase 1, each row with its distance 1`] = `
 select q.rid, q.type, q.id, q.content, q.ord, q.key, $1::text || trim_scale(
   round(
     (
-      select min(
-        2 * $2::float8 * asin(
-          least(
-            1, sqrt(
-              power(sin(radians(g.lat - $3::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-                radians($4::float8)
-              ) * power(sin(radians(g.lon - $5::float8) / 2), 2)
+      select 2 * $2::float8 * asin(
+        least(
+          1, sqrt(
+            min(
+              (
+                (g.x - $3::float8) * (g.x - $4::float8) + (g.y - $5::float8) * (g.y - $6::float8) + (
+                  g.z - $7::float8
+                ) * (g.z - $8::float8)
+              )
             )
-          )
+          ) / 2
         )
       )
       from geo_idx g
-      where g.param = $6
+      where g.param = $9
         and g.rid = q.rid
     )::numeric, 3
   )
-)::text || $7::text as extension
+)::text || $10::text as extension
 from (
   select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key
   from (
@@ -2197,7 +2203,7 @@ from (
         select m.rid, (
           select min(o."norm")
           from "string_idx" o
-          where o.param = $8
+          where o.param = $11
             and o.rid = m.rid
         ) as s1
         from (
@@ -2205,22 +2211,21 @@ from (
           from (
             select g.rid
             from (
-              select g.rid, 2 * $9::float8 * asin(
-                least(
-                  1, sqrt(
-                    power(sin(radians(g.lat - $10::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-                      radians($11::float8)
-                    ) * power(sin(radians(g.lon - $12::float8) / 2), 2)
-                  )
-                )
-              ) as m
-              from unnest($13::int[], $14::float8[], $15::float8[]) b(band, lo, hi)
-              join geo_idx g on g.param = $16
-                and g.band = b.band
-                and g.lon >= b.lo
-                and g.lon <= b.hi
+              select g.rid, g.c2
+              from (
+                select g.rid, (
+                  (g.x - $12::float8) * (g.x - $13::float8) + (g.y - $14::float8) * (
+                    g.y - $15::float8
+                  ) + (g.z - $16::float8) * (g.z - $17::float8)
+                ) as c2
+                from unnest($18::int[], $19::float8[], $20::float8[]) b(band, lo, hi)
+                join geo_idx g on g.param = $21
+                  and g.band = b.band
+                  and g.lon >= b.lo
+                  and g.lon <= b.hi
+              ) g
+              where g.c2 <= $22::float8
             ) g
-            where g.m <= $17::float8
           ) r
           where true
         ) m
@@ -2228,7 +2233,7 @@ from (
       ) m
       where m.s1 is not null
       order by "s1" asc, rid asc
-      limit $18
+      limit $23
     ) k
   ) page
   join resource r on r.rid = page.rid
@@ -2237,22 +2242,27 @@ from (
 order by q.ord
 -- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
 -- $2 = 6371.0088
--- $3 = 48.8534
--- $4 = 48.8534
--- $5 = 2.3488
--- $6 = 595069498 (Location.near)
--- $7 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
--- $8 = 2050318747 (Location.name)
--- $9 = 6371.0088
--- $10 = 48.8534
--- $11 = 48.8534
--- $12 = 2.3488
--- $13 = [781]
--- $14 = [2.3214645310677584]
--- $15 = [2.376135468932242]
--- $16 = 595069498 (Location.near)
--- $17 = 2
--- $18 = 51
+-- $3 = 0.6574351115806376
+-- $4 = 0.6574351115806376
+-- $5 = 0.026966195447164384
+-- $6 = 0.026966195447164384
+-- $7 = 0.7530284844307418
+-- $8 = 0.7530284844307418
+-- $9 = 595069498 (Location.near)
+-- $10 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
+-- $11 = 2050318747 (Location.name)
+-- $12 = 0.6574351115806376
+-- $13 = 0.6574351115806376
+-- $14 = 0.026966195447164384
+-- $15 = 0.026966195447164384
+-- $16 = 0.7530284844307418
+-- $17 = 0.7530284844307418
+-- $18 = [781]
+-- $19 = [2.3214645310677584]
+-- $20 = [2.376135468932242]
+-- $21 = 595069498 (Location.near)
+-- $22 = 9.854703856837119e-8
+-- $23 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2&near=45.75|4.85|200 1`] = `
@@ -2262,76 +2272,78 @@ from (
     k.m::text, k.rid::text
   )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
   from (
-    select r.rid, min(r.m) as m
+    select r.rid, r.m
     from (
-      select g.rid, g.m
+      select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
       from (
-        select g.rid, 2 * $3::float8 * asin(
-          least(
-            1, sqrt(
-              power(sin(radians(g.lat - $4::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-                radians($5::float8)
-              ) * power(sin(radians(g.lon - $6::float8) / 2), 2)
-            )
-          )
-        ) as m
-        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
-        join geo_idx g on g.param = $10
-          and g.band = b.band
-          and g.lon >= b.lo
-          and g.lon <= b.hi
+        select g.rid, g.c2
+        from (
+          select g.rid, (
+            (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
+              g.z - $8::float8
+            ) * (g.z - $9::float8)
+          ) as c2
+          from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
+          join geo_idx g on g.param = $13
+            and g.band = b.band
+            and g.lon >= b.lo
+            and g.lon <= b.hi
+        ) g
+        where g.c2 <= $14::float8
       ) g
-      where g.m <= $11::float8
     ) r
     where "r".rid in (
       select g.rid
       from (
-        select g.rid, 2 * $12::float8 * asin(
-          least(
-            1, sqrt(
-              power(sin(radians(g.lat - $13::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-                radians($14::float8)
-              ) * power(sin(radians(g.lon - $15::float8) / 2), 2)
-            )
-          )
-        ) as m
-        from unnest($16::int[], $17::float8[], $18::float8[]) b(band, lo, hi)
-        join geo_idx g on g.param = $19
-          and g.band = b.band
-          and g.lon >= b.lo
-          and g.lon <= b.hi
+        select g.rid, g.c2
+        from (
+          select g.rid, (
+            (g.x - $15::float8) * (g.x - $16::float8) + (g.y - $17::float8) * (g.y - $18::float8) + (
+              g.z - $19::float8
+            ) * (g.z - $20::float8)
+          ) as c2
+          from unnest($21::int[], $22::float8[], $23::float8[]) b(band, lo, hi)
+          join geo_idx g on g.param = $24
+            and g.band = b.band
+            and g.lon >= b.lo
+            and g.lon <= b.hi
+        ) g
+        where g.c2 <= $25::float8
       ) g
-      where g.m <= $20::float8
     )
-    group by r.rid
   ) k
   where true
   order by k.m, k.rid
-  limit $21
+  limit $26
 ) page
 join resource r on r.rid = page.rid
 order by page.ord
 -- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
 -- $2 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
 -- $3 = 6371.0088
--- $4 = 48.8534
--- $5 = 48.8534
--- $6 = 2.3488
--- $7 = [781]
--- $8 = [2.3214645310677584]
--- $9 = [2.376135468932242]
--- $10 = 595069498 (Location.near)
--- $11 = 2
--- $12 = 6371.0088
--- $13 = 45.75
--- $14 = 45.75
--- $15 = 4.85
--- $16 = [703, 704, 705, 706, 707, 708, … 58 values, sha256 5263fae4a0ce]
--- $17 = [4.2636341497308825, 3.9710195047756227, 3.760636120048261, 3.5905956981523715, 3.446177901349239, 3.3201246941175215, … 58 values, sha256 c48451559bb1]
--- $18 = [5.436365850269117, 5.728980495224377, 5.939363879951738, 6.109404301847627, 6.25382209865076, 6.379875305882478, … 58 values, sha256 aa7a56fafcf2]
--- $19 = 595069498 (Location.near)
--- $20 = 200
--- $21 = 51
+-- $4 = 0.6574351115806376
+-- $5 = 0.6574351115806376
+-- $6 = 0.026966195447164384
+-- $7 = 0.026966195447164384
+-- $8 = 0.7530284844307418
+-- $9 = 0.7530284844307418
+-- $10 = [781]
+-- $11 = [2.3214645310677584]
+-- $12 = [2.376135468932242]
+-- $13 = 595069498 (Location.near)
+-- $14 = 9.854703856837119e-8
+-- $15 = 0.6952919911849537
+-- $16 = 0.6952919911849537
+-- $17 = 0.05899637989000565
+-- $18 = 0.05899637989000565
+-- $19 = 0.7163019434246541
+-- $20 = 0.7163019434246541
+-- $21 = [703, 704, 705, 706, 707, 708, … 58 values, sha256 5263fae4a0ce]
+-- $22 = [4.2636341497308825, 3.9710195047756227, 3.760636120048261, 3.5905956981523715, 3.446177901349239, 3.3201246941175215, … 58 values, sha256 c48451559bb1]
+-- $23 = [5.436365850269117, 5.728980495224377, 5.939363879951738, 6.109404301847627, 6.25382209865076, 6.379875305882478, … 58 values, sha256 aa7a56fafcf2]
+-- $24 = 595069498 (Location.near)
+-- $25 = 0.000985389467110295
+-- $26 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2|km 1`] = `
@@ -2341,48 +2353,49 @@ from (
     k.m::text, k.rid::text
   )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
   from (
-    select r.rid, min(r.m) as m
+    select r.rid, r.m
     from (
-      select g.rid, g.m
+      select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
       from (
-        select g.rid, 2 * $3::float8 * asin(
-          least(
-            1, sqrt(
-              power(sin(radians(g.lat - $4::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-                radians($5::float8)
-              ) * power(sin(radians(g.lon - $6::float8) / 2), 2)
-            )
-          )
-        ) as m
-        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
-        join geo_idx g on g.param = $10
-          and g.band = b.band
-          and g.lon >= b.lo
-          and g.lon <= b.hi
+        select g.rid, g.c2
+        from (
+          select g.rid, (
+            (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
+              g.z - $8::float8
+            ) * (g.z - $9::float8)
+          ) as c2
+          from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
+          join geo_idx g on g.param = $13
+            and g.band = b.band
+            and g.lon >= b.lo
+            and g.lon <= b.hi
+        ) g
+        where g.c2 <= $14::float8
       ) g
-      where g.m <= $11::float8
     ) r
     where true
-    group by r.rid
   ) k
   where true
   order by k.m, k.rid
-  limit $12
+  limit $15
 ) page
 join resource r on r.rid = page.rid
 order by page.ord
 -- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
 -- $2 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
 -- $3 = 6371.0088
--- $4 = 48.8534
--- $5 = 48.8534
--- $6 = 2.3488
--- $7 = [781]
--- $8 = [2.3214645310677584]
--- $9 = [2.376135468932242]
--- $10 = 595069498 (Location.near)
--- $11 = 2
--- $12 = 51
+-- $4 = 0.6574351115806376
+-- $5 = 0.6574351115806376
+-- $6 = 0.026966195447164384
+-- $7 = 0.026966195447164384
+-- $8 = 0.7530284844307418
+-- $9 = 0.7530284844307418
+-- $10 = [781]
+-- $11 = [2.3214645310677584]
+-- $12 = [2.376135468932242]
+-- $13 = 595069498 (Location.near)
+-- $14 = 9.854703856837119e-8
+-- $15 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2|km after 1.0052017739912417 km, rid 1234 1`] = `
@@ -2392,50 +2405,51 @@ from (
     k.m::text, k.rid::text
   )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
   from (
-    select r.rid, min(r.m) as m
+    select r.rid, r.m
     from (
-      select g.rid, g.m
+      select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
       from (
-        select g.rid, 2 * $3::float8 * asin(
-          least(
-            1, sqrt(
-              power(sin(radians(g.lat - $4::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-                radians($5::float8)
-              ) * power(sin(radians(g.lon - $6::float8) / 2), 2)
-            )
-          )
-        ) as m
-        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
-        join geo_idx g on g.param = $10
-          and g.band = b.band
-          and g.lon >= b.lo
-          and g.lon <= b.hi
+        select g.rid, g.c2
+        from (
+          select g.rid, (
+            (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
+              g.z - $8::float8
+            ) * (g.z - $9::float8)
+          ) as c2
+          from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
+          join geo_idx g on g.param = $13
+            and g.band = b.band
+            and g.lon >= b.lo
+            and g.lon <= b.hi
+        ) g
+        where g.c2 <= $14::float8
       ) g
-      where g.m <= $11::float8
     ) r
     where true
-    group by r.rid
   ) k
-  where (k.m, k.rid) > ($12::text::float8, $13::bigint)
+  where (k.m, k.rid) > ($15::text::float8, $16::bigint)
   order by k.m, k.rid
-  limit $14
+  limit $17
 ) page
 join resource r on r.rid = page.rid
 order by page.ord
 -- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
 -- $2 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
 -- $3 = 6371.0088
--- $4 = 48.8534
--- $5 = 48.8534
--- $6 = 2.3488
--- $7 = [781]
--- $8 = [2.3214645310677584]
--- $9 = [2.376135468932242]
--- $10 = 595069498 (Location.near)
--- $11 = 2
--- $12 = "1.0052017739912417"
--- $13 = "1234"
--- $14 = 51
+-- $4 = 0.6574351115806376
+-- $5 = 0.6574351115806376
+-- $6 = 0.026966195447164384
+-- $7 = 0.026966195447164384
+-- $8 = 0.7530284844307418
+-- $9 = 0.7530284844307418
+-- $10 = [781]
+-- $11 = [2.3214645310677584]
+-- $12 = [2.376135468932242]
+-- $13 = 595069498 (Location.near)
+-- $14 = 9.854703856837119e-8
+-- $15 = "1.0052017739912417"
+-- $16 = "1234"
+-- $17 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2|km: countQuery 1`] = `
@@ -2445,34 +2459,35 @@ from (
   from (
     select g.rid
     from (
-      select g.rid, 2 * $1::float8 * asin(
-        least(
-          1, sqrt(
-            power(sin(radians(g.lat - $2::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-              radians($3::float8)
-            ) * power(sin(radians(g.lon - $4::float8) / 2), 2)
-          )
-        )
-      ) as m
-      from unnest($5::int[], $6::float8[], $7::float8[]) b(band, lo, hi)
-      join geo_idx g on g.param = $8
-        and g.band = b.band
-        and g.lon >= b.lo
-        and g.lon <= b.hi
+      select g.rid, g.c2
+      from (
+        select g.rid, (
+          (g.x - $1::float8) * (g.x - $2::float8) + (g.y - $3::float8) * (g.y - $4::float8) + (
+            g.z - $5::float8
+          ) * (g.z - $6::float8)
+        ) as c2
+        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
+        join geo_idx g on g.param = $10
+          and g.band = b.band
+          and g.lon >= b.lo
+          and g.lon <= b.hi
+      ) g
+      where g.c2 <= $11::float8
     ) g
-    where g.m <= $9::float8
   ) r
   where true
 ) m
--- $1 = 6371.0088
--- $2 = 48.8534
--- $3 = 48.8534
--- $4 = 2.3488
--- $5 = [781]
--- $6 = [2.3214645310677584]
--- $7 = [2.376135468932242]
--- $8 = 595069498 (Location.near)
--- $9 = 2
+-- $1 = 0.6574351115806376
+-- $2 = 0.6574351115806376
+-- $3 = 0.026966195447164384
+-- $4 = 0.026966195447164384
+-- $5 = 0.7530284844307418
+-- $6 = 0.7530284844307418
+-- $7 = [781]
+-- $8 = [2.3214645310677584]
+-- $9 = [2.376135468932242]
+-- $10 = 595069498 (Location.near)
+-- $11 = 9.854703856837119e-8
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2|km&status=active: countQuery 1`] = `
@@ -2482,36 +2497,37 @@ from (
   from (
     select g.rid
     from (
-      select g.rid, 2 * $1::float8 * asin(
-        least(
-          1, sqrt(
-            power(sin(radians(g.lat - $2::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-              radians($3::float8)
-            ) * power(sin(radians(g.lon - $4::float8) / 2), 2)
-          )
-        )
-      ) as m
-      from unnest($5::int[], $6::float8[], $7::float8[]) b(band, lo, hi)
-      join geo_idx g on g.param = $8
-        and g.band = b.band
-        and g.lon >= b.lo
-        and g.lon <= b.hi
+      select g.rid, g.c2
+      from (
+        select g.rid, (
+          (g.x - $1::float8) * (g.x - $2::float8) + (g.y - $3::float8) * (g.y - $4::float8) + (
+            g.z - $5::float8
+          ) * (g.z - $6::float8)
+        ) as c2
+        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
+        join geo_idx g on g.param = $10
+          and g.band = b.band
+          and g.lon >= b.lo
+          and g.lon <= b.hi
+      ) g
+      where g.c2 <= $11::float8
     ) g
-    where g.m <= $9::float8
   ) r
-  where "r".rid in (select t.rid from token_idx t where t.param = $10 and t.code = $11)
+  where "r".rid in (select t.rid from token_idx t where t.param = $12 and t.code = $13)
 ) m
--- $1 = 6371.0088
--- $2 = 48.8534
--- $3 = 48.8534
--- $4 = 2.3488
--- $5 = [781]
--- $6 = [2.3214645310677584]
--- $7 = [2.376135468932242]
--- $8 = 595069498 (Location.near)
--- $9 = 2
--- $10 = 1748933882 (Location.status)
--- $11 = "active"
+-- $1 = 0.6574351115806376
+-- $2 = 0.6574351115806376
+-- $3 = 0.026966195447164384
+-- $4 = 0.026966195447164384
+-- $5 = 0.7530284844307418
+-- $6 = 0.7530284844307418
+-- $7 = [781]
+-- $8 = [2.3214645310677584]
+-- $9 = [2.376135468932242]
+-- $10 = 595069498 (Location.near)
+-- $11 = 9.854703856837119e-8
+-- $12 = 1748933882 (Location.status)
+-- $13 = "active"
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=89.99|0|5|km 1`] = `
@@ -2521,48 +2537,49 @@ from (
     k.m::text, k.rid::text
   )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
   from (
-    select r.rid, min(r.m) as m
+    select r.rid, r.m
     from (
-      select g.rid, g.m
+      select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
       from (
-        select g.rid, 2 * $3::float8 * asin(
-          least(
-            1, sqrt(
-              power(sin(radians(g.lat - $4::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-                radians($5::float8)
-              ) * power(sin(radians(g.lon - $6::float8) / 2), 2)
-            )
-          )
-        ) as m
-        from unnest($7::int[], $8::float8[], $9::float8[]) b(band, lo, hi)
-        join geo_idx g on g.param = $10
-          and g.band = b.band
-          and g.lon >= b.lo
-          and g.lon <= b.hi
+        select g.rid, g.c2
+        from (
+          select g.rid, (
+            (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
+              g.z - $8::float8
+            ) * (g.z - $9::float8)
+          ) as c2
+          from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
+          join geo_idx g on g.param = $13
+            and g.band = b.band
+            and g.lon >= b.lo
+            and g.lon <= b.hi
+        ) g
+        where g.c2 <= $14::float8
       ) g
-      where g.m <= $11::float8
     ) r
     where true
-    group by r.rid
   ) k
   where true
   order by k.m, k.rid
-  limit $12
+  limit $15
 ) page
 join resource r on r.rid = page.rid
 order by page.ord
 -- $1 = "[{\\"url\\":\\"http://hl7.org/fhir/StructureDefinition/location-distance\\",\\"valueDistance\\":{\\"value\\":"
 -- $2 = ",\\"unit\\":\\"km\\",\\"system\\":\\"http://unitsofmeasure.org\\",\\"code\\":\\"km\\"}}]"
 -- $3 = 6371.0088
--- $4 = 89.99
--- $5 = 89.99
+-- $4 = 0.00017453292431338717
+-- $5 = 0.00017453292431338717
 -- $6 = 0
--- $7 = [1439, 1440]
--- $8 = [-180, -180]
--- $9 = [180, 180]
--- $10 = 595069498 (Location.near)
--- $11 = 5
--- $12 = 51
+-- $7 = 0
+-- $8 = 0.9999999847691291
+-- $9 = 0.9999999847691291
+-- $10 = [1439, 1440]
+-- $11 = [-180, -180]
+-- $12 = [180, 180]
+-- $13 = 595069498 (Location.near)
+-- $14 = 6.159189644973858e-7
+-- $15 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Organization?_has:Location:organization:near=48.8534|2.3488|500|m 1`] = `
@@ -2581,44 +2598,45 @@ from (
           and "c1".rid in (
             select g.rid
             from (
-              select g.rid, 2 * $4::float8 * asin(
-                least(
-                  1, sqrt(
-                    power(sin(radians(g.lat - $5::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-                      radians($6::float8)
-                    ) * power(sin(radians(g.lon - $7::float8) / 2), 2)
-                  )
-                )
-              ) as m
-              from unnest($8::int[], $9::float8[], $10::float8[]) b(band, lo, hi)
-              join geo_idx g on g.param = $11
-                and g.band = b.band
-                and g.lon >= b.lo
-                and g.lon <= b.hi
+              select g.rid, g.c2
+              from (
+                select g.rid, (
+                  (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
+                    g.z - $8::float8
+                  ) * (g.z - $9::float8)
+                ) as c2
+                from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
+                join geo_idx g on g.param = $13
+                  and g.band = b.band
+                  and g.lon >= b.lo
+                  and g.lon <= b.hi
+              ) g
+              where g.c2 <= $14::float8
             ) g
-            where g.m <= $12::float8
           )
       )
   ) r
   where true
   order by 1
-  limit $13
+  limit $15
 ) page
 join resource r on r.rid = page.rid
 order by r.rid
 -- $1 = "Organization"
 -- $2 = 2124547271 (Location.organization)
 -- $3 = "Organization"
--- $4 = 6371.0088
--- $5 = 48.8534
--- $6 = 48.8534
--- $7 = 2.3488
--- $8 = [781]
--- $9 = [2.3419661321547616]
--- $10 = [2.355633867845239]
--- $11 = 595069498 (Location.near)
--- $12 = 0.5
--- $13 = 51
+-- $4 = 0.6574351115806376
+-- $5 = 0.6574351115806376
+-- $6 = 0.026966195447164384
+-- $7 = 0.026966195447164384
+-- $8 = 0.7530284844307418
+-- $9 = 0.7530284844307418
+-- $10 = [781]
+-- $11 = [2.3419661321547616]
+-- $12 = [2.355633867845239]
+-- $13 = 595069498 (Location.near)
+-- $14 = 6.159189957942724e-9
+-- $15 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > PractitionerRole?location.near=48.8534|2.3488|2&role=FON-33 1`] = `
@@ -2636,26 +2654,25 @@ from (
       and "c1".rid in (
         select g.rid
         from (
-          select g.rid, 2 * $5::float8 * asin(
-            least(
-              1, sqrt(
-                power(sin(radians(g.lat - $6::float8) / 2), 2) + cos(radians(g.lat)) * cos(
-                  radians($7::float8)
-                ) * power(sin(radians(g.lon - $8::float8) / 2), 2)
-              )
-            )
-          ) as m
-          from unnest($9::int[], $10::float8[], $11::float8[]) b(band, lo, hi)
-          join geo_idx g on g.param = $12
-            and g.band = b.band
-            and g.lon >= b.lo
-            and g.lon <= b.hi
+          select g.rid, g.c2
+          from (
+            select g.rid, (
+              (g.x - $5::float8) * (g.x - $6::float8) + (g.y - $7::float8) * (g.y - $8::float8) + (
+                g.z - $9::float8
+              ) * (g.z - $10::float8)
+            ) as c2
+            from unnest($11::int[], $12::float8[], $13::float8[]) b(band, lo, hi)
+            join geo_idx g on g.param = $14
+              and g.band = b.band
+              and g.lon >= b.lo
+              and g.lon <= b.hi
+          ) g
+          where g.c2 <= $15::float8
         ) g
-        where g.m <= $13::float8
       )
   )
   order by 1
-  limit $14
+  limit $16
 ) page
 join resource r on r.rid = page.rid
 order by r.rid
@@ -2663,16 +2680,18 @@ order by r.rid
 -- $2 = "FON-33"
 -- $3 = -437351886 (PractitionerRole.location)
 -- $4 = "Location"
--- $5 = 6371.0088
--- $6 = 48.8534
--- $7 = 48.8534
--- $8 = 2.3488
--- $9 = [781]
--- $10 = [2.3214645310677584]
--- $11 = [2.376135468932242]
--- $12 = 595069498 (Location.near)
--- $13 = 2
--- $14 = 51
+-- $5 = 0.6574351115806376
+-- $6 = 0.6574351115806376
+-- $7 = 0.026966195447164384
+-- $8 = 0.026966195447164384
+-- $9 = 0.7530284844307418
+-- $10 = 0.7530284844307418
+-- $11 = [781]
+-- $12 = [2.3214645310677584]
+-- $13 = [2.376135468932242]
+-- $14 = 595069498 (Location.near)
+-- $15 = 9.854703856837119e-8
+-- $16 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > phonetic > Practitioner?phonetic=fontaine (its typos looked up): rank phase 0 1`] = `

@@ -11,10 +11,12 @@ import { describe, isObject, type Fail, type SearchType } from './search-type.ts
  * distance on a sphere of EARTH_RADIUS_KM (haversine). Each match entry carries its distance, and
  * without `_sort` a search is read nearest first (src/fhir/compile.ts `measuredBy`).
  *
- * Indexed into geo_idx (param, band, lat, lon), B-tree only: `band` is the row's latitude band,
- * floor(lat × BANDS_PER_DEGREE), and the index (param, band, lon) gives a band's rows in a longitude
- * range. A search reads the bands its circle's latitudes cover, in each the longitudes the circle
- * spans at the band's latitude nearest its widest (`bandRanges`), then checks the exact distance.
+ * Indexed into geo_idx (param, band, lat, lon, x, y, z), B-tree only: `band` is the row's latitude
+ * band, floor(lat × BANDS_PER_DEGREE), and the index (param, band, lon) gives a band's rows in a
+ * longitude range. A search reads the bands its circle's latitudes cover, in each the longitudes the
+ * circle spans at the band's latitude nearest its widest (`bandRanges`), then checks the exact
+ * distance by the chord between the two points' unit vectors (x, y, z: stored with the row), which
+ * grows with the great-circle distance: arithmetic only, the trigonometry done once per point.
  */
 export interface NearRow {
   param: number;
@@ -95,17 +97,32 @@ export function bandRanges(lat: number, lon: number, km: number): BandRange[] {
   return out;
 }
 
-/** The distance in km from the point of `c` to the row `g` (haversine), as SQL. */
-const distance = (c: NearCondition): Statement =>
-  stmt`2 * ${EARTH_RADIUS_KM}::float8 * asin(least(1, sqrt(power(sin(radians(g.lat - ${c.lat}::float8) / 2), 2)
-    + cos(radians(g.lat)) * cos(radians(${c.lat}::float8)) * power(sin(radians(g.lon - ${c.lon}::float8) / 2), 2))))`;
+/** The unit vector of a point of the sphere (degrees): what a row stores beside its latitude and longitude. */
+export function unitVector(lat: number, lon: number): [number, number, number] {
+  const phi = lat * RAD;
+  const lambda = lon * RAD;
+  return [Math.cos(phi) * Math.cos(lambda), Math.cos(phi) * Math.sin(lambda), Math.sin(phi)];
+}
 
-/** The rows (rid, m) of the index ranges of the circle of `c` (read by the (param, band, lon) index), m their distance. */
-function ranges(c: NearCondition): Statement {
+/** The squared chord from the point of `c` to the row `g`, as SQL: 4 sin²(θ / 2) for their central angle θ. */
+function chord(c: NearCondition): Statement {
+  const [x, y, z] = unitVector(c.lat, c.lon);
+  return stmt`((g.x - ${x}::float8) * (g.x - ${x}::float8) + (g.y - ${y}::float8) * (g.y - ${y}::float8) + (g.z - ${z}::float8) * (g.z - ${z}::float8))`;
+}
+
+/** The squared chord of a great-circle distance of `km`. */
+const chordOf = (km: number) => (2 * Math.sin(km / EARTH_RADIUS_KM / 2)) ** 2;
+
+/** The great-circle distance in km of a squared chord, as SQL. */
+const distanceOf = (chord2: Statement): Statement => stmt`2 * ${EARTH_RADIUS_KM}::float8 * asin(least(1, sqrt(${chord2}) / 2))`;
+
+/** The rows (rid, c2) of the circle of `c`, c2 their squared chord: its index ranges (the (param, band, lon) index), each row checked. */
+function circle(c: NearCondition): Statement {
   const r = bandRanges(c.lat, c.lon, c.km);
-  return stmt`(select g.rid, ${distance(c)} as m
+  return stmt`(select g.rid, g.c2 from (select g.rid, ${chord(c)} as c2
     from unnest(${r.map((x) => x.band)}::int[], ${r.map((x) => x.lo)}::float8[], ${r.map((x) => x.hi)}::float8[]) b(band, lo, hi)
-    join geo_idx g on g.param = ${c.param.id} and g.band = b.band and g.lon >= b.lo and g.lon <= b.hi) g`;
+    join geo_idx g on g.param = ${c.param.id} and g.band = b.band and g.lon >= b.lo and g.lon <= b.hi) g
+    where g.c2 <= ${chordOf(c.km)}::float8) g`;
 }
 
 /** A number of the value, or undefined when the part is empty; `what` names it in the error. */
@@ -151,7 +168,7 @@ const EXTENSION_OPEN = `[{"url":${JSON.stringify(EXT.locationDistance)},"valueDi
 const EXTENSION_CLOSE = `,"unit":"km","system":${JSON.stringify(UCUM)},"code":"km"}}]`;
 
 export const near: SearchType<NearCondition, NearRow> = {
-  table: { name: 'geo_idx', alias: 'g', columns: 'band, lat, lon' },
+  table: { name: 'geo_idx', alias: 'g', columns: 'band, lat, lon, x, y, z' },
 
   parse(param, modifier, raws, name) {
     if (modifier !== undefined) throw notSupported(`parameter ${name}: the modifier ":${modifier}" is not supported on ${param.code} (${NEAR_FORM})`, name);
@@ -163,13 +180,13 @@ export const near: SearchType<NearCondition, NearRow> = {
 
   modifiers: () => [],
 
-  match: (c) => stmt`${distance(c)} <= ${c.km}::float8`,
+  match: (c) => stmt`${chord(c)} <= ${chordOf(c.km)}::float8`,
 
-  rows: (c) => stmt`select g.rid from ${ranges(c)} where g.m <= ${c.km}::float8`,
+  rows: (c) => stmt`select g.rid from ${circle(c)}`,
 
   measure: {
-    rows: (c) => stmt`select g.rid, g.m from ${ranges(c)} where g.m <= ${c.km}::float8`,
-    of: (c, rid) => stmt`(select min(${distance(c)}) from geo_idx g where g.param = ${c.param.id} and g.rid = ${rid})`,
+    rows: (c) => stmt`select g.rid, ${distanceOf(stmt`g.c2`)} as m from ${circle(c)}`,
+    of: (c, rid) => stmt`(select ${distanceOf(stmt`min(${chord(c)})`)} from geo_idx g where g.param = ${c.param.id} and g.rid = ${rid})`,
     // km to the metre: trailing zeros trimmed (3.1, not 3.100).
     extension: (m) => stmt`${EXTENSION_OPEN}::text || trim_scale(round(${m}::numeric, 3))::text || ${EXTENSION_CLOSE}::text`,
   },
@@ -184,7 +201,7 @@ export const near: SearchType<NearCondition, NearRow> = {
     same: (a, b) => a.lat === b.lat && a.lon === b.lon,
 
     // JavaScript's shortest round-trip text: PostgreSQL reads back the same double.
-    copyText: (row) => `${bandOf(row.lat)}\t${row.lat}\t${row.lon}`,
+    copyText: (row) => `${bandOf(row.lat)}\t${row.lat}\t${row.lon}\t${unitVector(row.lat, row.lon).join('\t')}`,
 
     // The point itself, at the default distance.
     searchValue: (row) => `${row.lat}|${row.lon}`,
