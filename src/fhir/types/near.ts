@@ -8,7 +8,7 @@ import { describe, isObject, type Fail, type SearchType } from './search-type.ts
 /**
  * Near (a `special` parameter, `registry.special = 'near'`): `near=[latitude]|[longitude]|[distance]|[units]`
  * selects the resources whose position is within the distance of the point, the great-circle
- * distance on a sphere of EARTH_RADIUS_KM (haversine). Each match entry carries its distance, and
+ * distance on a sphere of EARTH_RADIUS_KM. Each match entry carries its distance, and
  * without `_sort` a search is read nearest first (src/fhir/compile.ts `measuredBy`).
  *
  * Indexed into geo_idx (param, band, lat, lon, x, y, z), B-tree only: `band` is the row's latitude
