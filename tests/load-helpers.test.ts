@@ -1,5 +1,7 @@
 import { test } from 'tap';
 import { ordered } from '../src/load/ordered.ts';
+import { MessageChannel } from 'node:worker_threads';
+import { transferList } from '../src/load/transfer.ts';
 import { BoundedWriter } from '../src/load/writer.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -71,4 +73,23 @@ test('BoundedWriter: the first failure is thrown by the next submit or by drain'
   });
   await t.rejects(w.submit(async () => {}), /batch failed/);
   await t.rejects(w.drain(), /batch failed/);
+});
+
+test('transferList: memory a view owns is moved, shared memory (Node\'s pool of small Buffers, a slice) is copied; posting never throws', async (t) => {
+  const owned = new Uint8Array(64 * 1024);
+  const pooled = Buffer.from('a small chunk');
+  const slice = new Uint8Array(owned.buffer, 10, 20);
+  t.same(transferList(owned), [owned.buffer], 'a view of all its memory');
+  t.same(transferList(pooled), [], 'a small Buffer of the pool (Node 22 and later refuse to transfer it)');
+  t.same(transferList(slice), [], 'a slice of larger memory');
+  const { port1, port2 } = new MessageChannel();
+  const got = new Promise<Buffer[]>((resolve) => port2.once('message', (m: Buffer[]) => resolve(m)));
+  t.doesNotThrow(() => port1.postMessage([pooled, owned], transferList(pooled, owned)));
+  const [a, b] = await got;
+  t.equal(Buffer.from(a).toString(), 'a small chunk', 'the pooled bytes arrive, copied');
+  t.equal(b.byteLength, 64 * 1024, 'the owned bytes arrive');
+  t.equal(owned.byteLength, 0, 'moved: no longer usable here');
+  t.equal(pooled.toString(), 'a small chunk', 'still usable here');
+  port1.close();
+  port2.close();
 });

@@ -6,6 +6,7 @@ import { CHUNK_BYTES, chunksAhead } from './limits.ts';
 import { ordered } from './ordered.ts';
 import { prepare, type Prepared } from './prepare.ts';
 import { isNdjson, ndjsonByteChunks, readEntries, type ByteChunk } from './sources.ts';
+import { transferList } from './transfer.ts';
 
 /**
  * Parsing, validation and extraction take most of the loader's CPU (JSON.parse, the registry's
@@ -106,13 +107,13 @@ export class ParsePool extends WorkerPool {
   /** A chunk of whole NDJSON lines to prepare (incremental loads). */
   run(file: string, chunk: ByteChunk): Promise<Prepared[]> {
     const bytes = ParsePool.handOver(chunk.bytes, chunk.owned);
-    return this.post<ChunkResult>((id) => ({ kind: 'lines', id, file, first: chunk.first, lines: chunk.lines, bytes }) satisfies ChunkRequest, [bytes.buffer as ArrayBuffer]).then((m) => m.out!);
+    return this.post<ChunkResult>((id) => ({ kind: 'lines', id, file, first: chunk.first, lines: chunk.lines, bytes }) satisfies ChunkRequest, transferList(bytes)).then((m) => m.out!);
   }
 
   /** A bulk chunk (src/load/bulk-chunk.ts). */
   bulk(req: Omit<BulkChunkRequest, 'kind' | 'id'>, owned = false): Promise<BulkChunkResult> {
     const bytes = ParsePool.handOver(req.bytes, owned);
-    return this.post((id) => ({ ...req, bytes, kind: 'bulk', id }) satisfies BulkChunkRequest, [bytes.buffer as ArrayBuffer]);
+    return this.post((id) => ({ ...req, bytes, kind: 'bulk', id }) satisfies BulkChunkRequest, transferList(bytes));
   }
 
   /** Token systems interned since the last update, for every worker (posted before later chunks). */

@@ -3,6 +3,7 @@ import { registry } from '../registry/index.ts';
 import { prepare, type Prepared } from './prepare.ts';
 import { bulkChunk, type BulkChunkRequest, type BulkChunkResult, type SystemsUpdate } from './bulk-chunk.ts';
 import { byteLines, lineEntries } from './sources.ts';
+import { transferList } from './transfer.ts';
 
 /**
  * The work of a loader worker thread (src/load/parallel.ts ParsePool; an import's threads do it too,
@@ -40,7 +41,7 @@ export function loaderTask(m: LoaderMessage): void {
   try {
     if (m.kind === 'bulk') {
       const result: BulkChunkResult = bulkChunk(registry, systems, m);
-      parentPort!.postMessage(result, [...result.tables.map((t) => t.buffer as ArrayBuffer), result.copied.buffer as ArrayBuffer]);
+      parentPort!.postMessage(result, transferList(...result.tables, result.copied));
       return;
     }
     const out: Prepared[] = [];

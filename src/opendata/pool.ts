@@ -1,6 +1,7 @@
 import { CHUNK_BYTES, chunksAhead } from '../load/limits.ts';
 import { ordered } from '../load/ordered.ts';
 import { ParsePool } from '../load/parallel.ts';
+import { transferList } from '../load/transfer.ts';
 import { mapChunk, rowChunks, type ChunkKind, type MapRequest, type MapResult } from './map-chunk.ts';
 import { stageChunk, type StageRequest, type StageResult } from './stage-chunk.ts';
 
@@ -22,12 +23,12 @@ export class ImportPool extends ParsePool {
 
   /** Stages a chunk in a worker; its bytes are transferred. */
   stage(req: StageRequest): Promise<StageResult> {
-    return this.post((id) => ({ op: 'stage', ...req, id }) satisfies PoolRequest, [req.chunk.bytes.buffer as ArrayBuffer]);
+    return this.post((id) => ({ op: 'stage', ...req, id }) satisfies PoolRequest, transferList(req.chunk.bytes));
   }
 
   /** Maps a chunk in a worker; its bytes are transferred. */
   map(req: MapRequest): Promise<MapResult> {
-    return this.post((id) => ({ op: 'map', ...req, id }) satisfies PoolRequest, [req.bytes.buffer as ArrayBuffer]);
+    return this.post((id) => ({ op: 'map', ...req, id }) satisfies PoolRequest, transferList(req.bytes));
   }
 }
 

@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { loaderTask, type LoaderMessage } from '../load/parse-task.ts';
+import { transferList } from '../load/transfer.ts';
 import { mapChunk } from './map-chunk.ts';
 import type { PoolRequest } from './pool.ts';
 import { stageChunk } from './stage-chunk.ts';
@@ -13,10 +14,10 @@ parentPort!.on('message', (m: PoolRequest | LoaderMessage) => {
   try {
     if (m.op === 'stage') {
       const r = stageChunk(m);
-      parentPort!.postMessage({ id: m.id, ...r }, [r.copy.buffer as ArrayBuffer]);
+      parentPort!.postMessage({ id: m.id, ...r }, transferList(r.copy));
     } else {
       const r = mapChunk(m);
-      parentPort!.postMessage({ id: m.id, ...r }, [r.ndjson.buffer as ArrayBuffer]);
+      parentPort!.postMessage({ id: m.id, ...r }, transferList(r.ndjson));
     }
   } catch (err) {
     parentPort!.postMessage({ id: m.id, error: (err as Error)?.stack ?? String(err) });
