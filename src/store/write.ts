@@ -156,19 +156,21 @@ const STORED_LABELS_KEPT = 100_000;
  * its code whether or not the resource that carried it is written.
  */
 export async function storeLabels(db: Db, systems: TokenSystems, labels: readonly string[]): Promise<void> {
-  const sys: number[] = [];
-  const code: string[] = [];
-  const label: string[] = [];
+  const rows: [number, string, string][] = [];
   const fresh = new Set<string>();
   for (let i = 0; i < labels.length; i += 3) {
     const key = `${labels[i]}\u0000${labels[i + 1]}\u0000${labels[i + 2]}`;
     if (storedLabels.has(key) || fresh.has(key)) continue;
     fresh.add(key);
-    sys.push(labels[i] === '' ? 0 : systems.id(labels[i]));
-    code.push(labels[i + 1]);
-    label.push(labels[i + 2]);
+    rows.push([labels[i] === '' ? 0 : systems.id(labels[i]), labels[i + 1], labels[i + 2]]);
   }
   if (fresh.size === 0) return;
+  // Inserted in one order by every writer: two writers meeting the same new labels in other orders
+  // would each wait for a row the other holds (a deadlock).
+  rows.sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0));
+  const sys = rows.map((r) => r[0]);
+  const code = rows.map((r) => r[1]);
+  const label = rows.map((r) => r[2]);
   await db`
     insert into code_label (sys, code, label, norm)
     select * from unnest(${sys}::int[], ${code}::text[], ${label}::text[], ${label.map(normalize)}::text[])
