@@ -26,6 +26,25 @@ const address = (...parts: string[]) => parts.map((p) => ['address[]', p]);
 /** Location.address does not repeat. */
 const oneAddress = (...parts: string[]) => parts.map((p) => ['address', p]);
 
+/** address, address-city and address-postalcode of a type whose address is at `at`. */
+const addressSearch = (type: 'Organization' | 'Location', versions: Version[], at: (...parts: string[]) => string[][]): SearchParamDef[] => [
+  {
+    code: 'address', type: 'string', base: [type], versions,
+    paths: at('line[]', 'city', 'district', 'state', 'postalCode', 'country', 'text'),
+    description: 'Any part of the address (line, city, district, state, postal code, country, text).',
+    definition: `${HL7}/${type}-address`,
+  },
+  {
+    code: 'address-city', type: 'string', base: [type], versions, paths: at('city'), sortable: true,
+    description: 'Municipality.', definition: `${HL7}/${type}-address-city`,
+  },
+  {
+    code: 'address-postalcode', type: 'string', base: [type], versions, paths: at('postalCode'), sortable: true,
+    description: 'Postal code; a prefix finds a whole department (address-postalcode=75).',
+    definition: `${HL7}/${type}-address-postalcode`,
+  },
+];
+
 export const PARAMS: SearchParamDef[] = [
   // ---- common to the three types -------------------------------------------------------------
   {
@@ -118,21 +137,7 @@ export const PARAMS: SearchParamDef[] = [
     description: 'Corporate name or alias by sound and spelling, word by word: spelled the same (case, accents, punctuation folded), sounding the same in French (Sonnex), or one typo away for words of 5 letters or more. Without _sort, exact spellings come first, then sound-alikes, then typos.',
     definition: `${HL7}/Organization-phonetic`,
   },
-  {
-    code: 'address', type: 'string', base: ['Organization'], versions: V12,
-    paths: address('line[]', 'city', 'district', 'state', 'postalCode', 'country', 'text'),
-    description: 'Any part of the address (line, city, district, state, postal code, country, text).',
-    definition: `${HL7}/Organization-address`,
-  },
-  {
-    code: 'address-city', type: 'string', base: ['Organization'], versions: V12, paths: address('city'), sortable: true,
-    description: 'Municipality.', definition: `${HL7}/Organization-address-city`,
-  },
-  {
-    code: 'address-postalcode', type: 'string', base: ['Organization'], versions: V12, paths: address('postalCode'), sortable: true,
-    description: 'Postal code; a prefix finds a whole department (address-postalcode=75).',
-    definition: `${HL7}/Organization-address-postalcode`,
-  },
+  ...addressSearch('Organization', V12, address),
   {
     code: 'address-line', type: 'string', base: ['Organization'], versions: V2, paths: address('line[]'),
     description: 'Street line of the address.', definition: `${SP}/as-sp-address-line`,
@@ -206,21 +211,7 @@ export const PARAMS: SearchParamDef[] = [
     paths: [['managingOrganization']], selective: true,
     description: 'The establishment (Organization) the place is of.', definition: `${HL7}/Location-organization`,
   },
-  {
-    code: 'address', type: 'string', base: ['Location'], versions: V2,
-    paths: oneAddress('line[]', 'city', 'district', 'state', 'postalCode', 'country', 'text'),
-    description: 'Any part of the address (line, city, district, state, postal code, country, text).',
-    definition: `${HL7}/Location-address`,
-  },
-  {
-    code: 'address-city', type: 'string', base: ['Location'], versions: V2, paths: oneAddress('city'), sortable: true,
-    description: 'Municipality.', definition: `${HL7}/Location-address-city`,
-  },
-  {
-    code: 'address-postalcode', type: 'string', base: ['Location'], versions: V2, paths: oneAddress('postalCode'), sortable: true,
-    description: 'Postal code; a prefix finds a whole department (address-postalcode=75).',
-    definition: `${HL7}/Location-address-postalcode`,
-  },
+  ...addressSearch('Location', V2, oneAddress),
   {
     code: 'near', type: 'special', special: 'near', base: ['Location'], versions: V2, paths: [['position']],
     description: `Within a distance of a point: near=latitude|longitude|distance|units (WGS84 degrees), e.g. near=48.8534|2.3488|2|km. Units km, m, mi or [mi_i] (km when left out); distance ${DEFAULT_DISTANCE_KM} km when left out, at most ${MAX_DISTANCE_KM} km. Without _sort, nearest first, each match entry with its distance in km (search.extension location-distance).`,
