@@ -353,3 +353,25 @@ t.test('plans: a near search reads its circle from the index, never every Locati
     t.same(found.map((r) => r.rid), all.map((r) => r.rid), `near=${value}: the same ${all.length} rows as a check of every row`);
   }
 });
+
+t.test("the README's near lines, as curl sends them (raw |, no _count, every next link)", async (t) => {
+  const readme = readFileSync(path.join(FIXTURES, '..', 'README.md'), 'utf8');
+  const lines = [...readme.matchAll(/curl -H "\$H" "\$B(\/(?:Location|PractitionerRole)\?[^"]*near=[^"]*)"/g)].map((m) => `/fhir/v2${m[1]}`);
+  t.equal(lines.length, 2, 'Location?near=… and PractitionerRole?location.near=…');
+  const [places, roles] = lines;
+  const [lat, lon, radius] = /near=([^|&]+)\|([^|&]+)\|([^|&]+)/.exec(places)!.slice(1).map(Number);
+  const pages = await walk(places);
+  await nearest(t, places, within([lat, lon], radius));
+  t.ok(matches(pages).length > 0, 'it finds places');
+  const included = new Set(pages.flatMap((b) => (b.entry ?? []).filter((e) => e.search.mode === 'include').map((e) => `${e.resource.resourceType}/${e.resource.id}`)));
+  t.same([...included].sort(), [...new Set(within([lat, lon], radius).map((p) => PLACES.find((x) => x.id === p.id)!.organization))].sort(), 'with their establishments');
+  const [rlat, rlon, rkm] = /near=([^|&]+)\|([^|&]+)\|([^|&]+)/.exec(roles)!.slice(1).map(Number);
+  const role = new URLSearchParams(roles.split('?')[1]).get('role')!;
+  const located = new Set(within([rlat, rlon], rkm).map((p) => `Location/${p.id}`));
+  const roleFixtures = (JSON.parse(readFileSync(path.join(FIXTURES, 'directory', 'PractitionerRole.json'), 'utf8')) as { entry: { resource: Record<string, any> }[] }).entry.map((e) => e.resource);
+  const expected = roleFixtures
+    .filter((r) => (r.location ?? []).some((l: { reference: string }) => located.has(l.reference)) && (r.code ?? []).some((c: { coding?: { code: string }[] }) => c.coding?.some((x) => x.code === role)))
+    .map((r) => r.id as string).sort();
+  t.ok(expected.length > 0, `the fixtures hold roles ${role} near ${rlat}|${rlon}`);
+  t.same(matches(await walk(roles)).map((e) => e.resource.id).sort(), expected, 'practitioners by where they practise');
+});
