@@ -369,21 +369,19 @@ export async function applyMailboxes(db: Db): Promise<void> {
  * out: it names a company, shared by its establishments.
  */
 export async function buildOrgKeys(db: Db, rppsInRun: boolean, finessInRun: boolean): Promise<void> {
+  // This run's keys were staged with its lines and entities (src/opendata/stage.ts).
   await db`
     create unlogged table import_org_key as
     select distinct value, org from (
-      select l.structure as org, v.value from import_line l
-      cross join lateral (select l.fields::jsonb as f) j
-      cross join lateral (values (j.f->>'structureId'), (j.f->>'ancienIdentifiantStructure'), (j.f->>'finessSite'), (j.f->>'siret')) as v(value)
-      where ${rppsInRun}::boolean and l.kind = 'activity' and l.structure is not null
+      select l.structure as org, unnest(l.structure_keys) as value from import_line l
+      where ${rppsInRun}::boolean and l.kind = 'activity' and l.structure_keys is not null
       union all
       select s.structure, v.value from import_structure s
       cross join lateral (select s.fields::jsonb as f) j
       cross join lateral (values (j.f->>'structureId'), (j.f->>'ancienIdentifiantStructure'), (j.f->>'finessSite'), (j.f->>'siret')) as v(value)
       where not ${rppsInRun}::boolean and s.active and s.fields is not null
       union all
-      select n.org, i->>'value' from import_finess_now n cross join jsonb_array_elements(n.content::jsonb->'identifier') i
-      where ${finessInRun}::boolean and coalesce(i->'type'->'coding'->0->>'code', '') <> 'SIREN'
+      select n.org, unnest(n.keys) from import_finess_now n where ${finessInRun}::boolean
       union all
       select f.org, i->>'value' from import_finess f cross join jsonb_array_elements(f.content::jsonb->'identifier') i
       where not ${finessInRun}::boolean and f.active and coalesce(i->'type'->'coding'->0->>'code', '') <> 'SIREN'

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { copyText } from '../fhir/types/copy.ts';
+import { copyText, copyTextArray } from '../fhir/types/copy.ts';
 import type { FileKind } from '../vocabulary/formats/rpps.ts';
 import { mailboxOf } from './mailbox.ts';
 import { assertMappable, MapError, organizationId, practitionerId, roleId, structurePart } from './map.ts';
@@ -49,11 +49,17 @@ function mailboxRow(seq: number, record: Extract<OpenDataRecord, { kind: 'mailbo
   const telecom = JSON.stringify(m.telecom);
   const digest = md5(JSON.stringify([m.kind, m.person, m.structure, telecom]));
   const structure = m.structure === null ? NULL : copyText(m.structure);
-  return `${seq}\tmailbox\t${copyText(m.person ?? '')}\t${structure}\t${m.kind}\t${digest}\t${NULL}\t${copyText(record.where)}\t${copyText(telecom)}\n`;
+  return `${seq}\tmailbox\t${copyText(m.person ?? '')}\t${structure}\t${m.kind}\t${digest}\t${NULL}\t${NULL}\t${copyText(record.where)}\t${copyText(telecom)}\n`;
 }
 
-/** The staging row of a line (the columns of import_line: src/opendata/stage.ts), or the MapError that keeps it out. */
-function stagingRow(seq: number, record: OpenDataRecord): string {
+/** The identifier columns of a structure part: the values mailboxes name a structure by (SIREN names a company). */
+const KEY_COLUMNS = ['structureId', 'ancienIdentifiantStructure', 'finessSite', 'siret'] as const;
+
+/**
+ * The staging row of a line (the columns of import_line: src/opendata/stage.ts), or the MapError
+ * that keeps it out. `keyed`: the structures and digests whose keys the chunk has already staged.
+ */
+function stagingRow(seq: number, record: OpenDataRecord, keyed: Set<string>): string {
   if (record.kind === 'mailbox') return mailboxRow(seq, record);
   assertMappable(record);
   const person = practitionerId(record);
@@ -61,15 +67,21 @@ function stagingRow(seq: number, record: OpenDataRecord): string {
   let structure = NULL;
   let role = NULL;
   let structureDigest = NULL;
+  let keys = NULL;
   if (record.kind === 'activity') {
     const id = organizationId(record);
     role = copyText(roleId(record));
     if (id !== undefined) {
       structure = copyText(id);
       structureDigest = md5(JSON.stringify(structurePart(record)));
+      const seen = `${id}\t${structureDigest}`;
+      if (!keyed.has(seen)) {
+        keyed.add(seen);
+        keys = copyTextArray(KEY_COLUMNS.map((k) => record.fields[k]).filter((v) => v !== undefined && v !== ''));
+      }
     }
   }
-  return `${seq}\t${record.kind}\t${copyText(person)}\t${structure}\t${role}\t${md5(json)}\t${structureDigest}\t${copyText(record.where)}\t${copyText(json)}\n`;
+  return `${seq}\t${record.kind}\t${copyText(person)}\t${structure}\t${role}\t${md5(json)}\t${structureDigest}\t${keys}\t${copyText(record.where)}\t${copyText(json)}\n`;
 }
 
 /**
@@ -91,6 +103,7 @@ function personNamed(record: OpenDataRecord): string | undefined {
 export function stageChunk(req: StageRequest): StageResult {
   const { chunk, seqBase } = req;
   const rows: string[] = [];
+  const keyed = new Set<string>();
   const kind = chunk.header.kind;
   const result = { lines: 0, records: 0, staged: 0, rejects: [] as [string, string][], held: [] as string[], unattributed: 0, cut: [] as string[], kind };
   const reject = (record: OpenDataRecord, reason: string) => {
@@ -108,7 +121,7 @@ export function stageChunk(req: StageRequest): StageResult {
     }
     result.records++;
     try {
-      rows.push(stagingRow(seqBase + item.n - chunk.first, item.record));
+      rows.push(stagingRow(seqBase + item.n - chunk.first, item.record, keyed));
       result.staged++;
     } catch (err) {
       if (!(err instanceof MapError)) throw err;

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Db } from '../db.ts';
-import { copyText } from '../fhir/types/copy.ts';
+import { copyText, copyTextArray } from '../fhir/types/copy.ts';
 import { CopyIn } from '../store/copy-in.ts';
 import { establishmentOf, legalEntityOf, locationOf } from './finess-map.ts';
 import { readFiness, type FinessEvents } from './finess-read.ts';
@@ -22,6 +22,14 @@ export interface FinessStageSummary {
 
 const ROWS_PER_WRITE = 2000;
 
+type Identifier = { value?: string; type?: { coding?: { code?: string }[] } };
+
+/** The values mailboxes name an entity by: its identifiers but the SIREN, which names a company (src/opendata/snapshot.ts buildOrgKeys). */
+function identifierValues(org: Record<string, unknown>): string[] {
+  const identifiers = (org.identifier ?? []) as Identifier[];
+  return identifiers.filter((i) => i.type?.coding?.[0]?.code !== 'SIREN' && i.value).map((i) => i.value!);
+}
+
 /** Stages `files` (FINESS feeds) into import_finess_now; throws OpenDataError for a file that is not a whole feed. */
 export async function stageFiness(db: Db, files: readonly string[], events: FinessEvents): Promise<FinessStageSummary> {
   const summary: FinessStageSummary = { records: 0, staged: 0, rejected: 0 };
@@ -34,7 +42,7 @@ export async function stageFiness(db: Db, files: readonly string[], events: Fine
     },
     bytes: events.bytes,
   };
-  const out = await CopyIn.open(db`copy import_finess_now (seq, org, kind, digest, at, content, location) from stdin`);
+  const out = await CopyIn.open(db`copy import_finess_now (seq, org, kind, digest, at, content, location, keys) from stdin`);
   try {
     let rows: string[] = [];
     for (const file of files) {
@@ -46,7 +54,8 @@ export async function stageFiness(db: Db, files: readonly string[], events: Fine
         const place = location === undefined ? undefined : JSON.stringify(location);
         // The digest covers the Location: an establishment is changed when its place is.
         const digest = hash('md5', place === undefined ? json : `${json}\n${place}`);
-        rows.push(`${summary.staged}\t${copyText(org.id as string)}\t${rec.kind}\t${digest}\t${copyText(rec.where)}\t${copyText(json)}\t${place === undefined ? '\\N' : copyText(place)}\n`);
+        const keys = copyTextArray(identifierValues(org));
+        rows.push(`${summary.staged}\t${copyText(org.id as string)}\t${rec.kind}\t${digest}\t${copyText(rec.where)}\t${copyText(json)}\t${place === undefined ? '\\N' : copyText(place)}\t${keys}\n`);
         summary.staged++;
         if (rows.length >= ROWS_PER_WRITE) {
           await out.write(Buffer.from(rows.join('')));

@@ -30,7 +30,10 @@ export async function dropStaging(db: Db): Promise<void> {
 /**
  * Creates import_line and import_finess_now (after dropping what a killed run left). `seq` is the input order; `digest`
  * the md5 of `fields` (the line's JSON, keys in the file kind's column order); `structure_digest`
- * the md5 of the structure part of an activity line (what its Organization is built from).
+ * the md5 of the structure part of an activity line (what its Organization is built from);
+ * `structure_keys` the identifier values of that part (src/opendata/snapshot.ts buildOrgKeys), on the
+ * first line of each structure and digest in a chunk. import_finess_now's `keys`: an entity's
+ * identifier values but its SIREN.
  */
 export async function createStaging(db: Db): Promise<void> {
   await dropStaging(db);
@@ -43,6 +46,7 @@ export async function createStaging(db: Db): Promise<void> {
       role             text collate "C",
       digest           text collate "C" not null,
       structure_digest text collate "C",
+      structure_keys   text[],
       at               text not null,
       fields           text not null
     ) with (autovacuum_enabled = false)`;
@@ -58,7 +62,8 @@ export async function createStaging(db: Db): Promise<void> {
       digest   text collate "C" not null,
       at       text not null,
       content  text not null,
-      location text
+      location text,
+      keys     text[] not null
     ) with (autovacuum_enabled = false)`;
 }
 
@@ -119,7 +124,7 @@ export async function stageLines(
   const staged = stagedChunks(requests(), pool);
   // The first chunk is read before the COPY starts: a damaged archive fails with nothing sent.
   let next = await staged.next();
-  const out = await CopyIn.open(db`copy import_line (seq, kind, person, structure, role, digest, structure_digest, at, fields) from stdin`);
+  const out = await CopyIn.open(db`copy import_line (seq, kind, person, structure, role, digest, structure_digest, structure_keys, at, fields) from stdin`);
   try {
     for (; !next.done; next = await staged.next()) {
       const r = next.value;

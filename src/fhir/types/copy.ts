@@ -7,3 +7,7 @@ const NEEDS_ESCAPE = /[\\\t\n\r\x02]/;
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\x02': '\\x02' };
 
 export const copyText = (s: string) => (NEEDS_ESCAPE.test(s) ? s.replace(/[\\\t\n\r\x02]/g, (c) => COPY_ESCAPES[c]) : s);
+
+/** A text[] value in COPY text format: `{"a","b"}`, each element's quotes and backslashes escaped. */
+export const copyTextArray = (values: readonly string[]) =>
+  copyText(`{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
