@@ -283,6 +283,27 @@ t.test('the bulk load fills the index as the incremental load does', async (t) =
   t.equal(n, 2, 'its indexes built again');
 });
 
+/** A Location search as the parser reads it, for the compiler's statements. */
+const parse = (query: string): SearchRequest =>
+  parseSearch([...new URLSearchParams(query)], {
+    version: 'v2', type: 'Location', registry, strict: true, bases: [], now: Date.now(), defaultCount: 50, maxCount: 1000, maxValuesPerParam: 10, maxParams: 20,
+  });
+const hints = { systemId: () => undefined };
+
+/** `n` Locations, rids 1 to n, in a scratch database, placed by `points` (SQL giving i, lat, lon), and analyzed. */
+async function placed(sql: Awaited<ReturnType<typeof testDatabase>>['sql'], n: number, points: string): Promise<void> {
+  const param = registry.byCode('Location', 'near')!.id;
+  await sql`
+    insert into resource (rid, type, id, version_id, last_updated, content)
+    select i, 'Location', 'l' || i, 1, now(), '{}' from generate_series(1, ${n}) i`;
+  await sql.unsafe(`
+    insert into geo_idx (rid, param, band, lat, lon, x, y, z)
+    select i, ${param}, floor(lat * 16)::int, lat, lon, cos(radians(lat)) * cos(radians(lon)), cos(radians(lat)) * sin(radians(lon)), sin(radians(lat))
+    from (${points}) x`);
+  await sql`analyze resource`;
+  await sql`analyze geo_idx`;
+}
+
 t.test('the index ranges hold every point of the circle', async (t) => {
   // Points on and just inside circles of every size and place (poles, ±180°), against the ranges.
   let seed = 42;
@@ -321,23 +342,11 @@ t.test('plans: a near search reads its circle from the index, never every Locati
   const param = registry.byCode('Location', 'near')!.id;
   // 60,000 places, most in metropolitan France, a few anywhere else: enough rows that a scan of
   // geo_idx would be chosen if the index ranges did not read less.
-  await pg.sql`
-    insert into resource (rid, type, id, version_id, last_updated, content)
-    select i, 'Location', 'l' || i, 1, now(), '{}' from generate_series(1, 60000) i`;
-  await pg.sql`
-    insert into geo_idx (rid, param, band, lat, lon, x, y, z)
-    select i, ${param}, floor(lat * 16)::int, lat, lon, cos(radians(lat)) * cos(radians(lon)), cos(radians(lat)) * sin(radians(lon)), sin(radians(lat))
-    from (select i, case when i % 20 = 0 then random() * 180 - 90 else 42 + random() * 9 end as lat,
-                    case when i % 20 = 0 then random() * 360 - 180 else -5 + random() * 13 end as lon
-          from generate_series(1, 60000) i) x`;
-  await pg.sql`analyze resource`;
-  await pg.sql`analyze geo_idx`;
+  await placed(pg.sql, 60000, `
+    select i, case when i % 20 = 0 then random() * 180 - 90 else 42 + random() * 9 end as lat,
+              case when i % 20 = 0 then random() * 360 - 180 else -5 + random() * 13 end as lon
+    from generate_series(1, 60000) i`);
   const run = runOn(pg.sql);
-  const parse = (query: string): SearchRequest =>
-    parseSearch([...new URLSearchParams(query)], {
-      version: 'v2', type: 'Location', registry, strict: true, bases: [], now: Date.now(), defaultCount: 50, maxCount: 1000, maxValuesPerParam: 10, maxParams: 20,
-    });
-  const hints = { systemId: () => undefined };
   const plan = async (s: Statement) => JSON.stringify((await run<{ 'QUERY PLAN': unknown }[]>(stmt`explain (format json) ${s}`))[0]['QUERY PLAN']);
   for (const value of ['48.8534|2.3488|5', '48.8534|2.3488|50', '45.75|4.85|200', '-17.5|179.99|100', '89.9|0|100']) {
     const req = parse(`near=${value}`);
@@ -352,6 +361,42 @@ t.test('plans: a near search reads its circle from the index, never every Locati
     const all = await run<{ rid: string }[]>(stmt`select g.rid from geo_idx g where g.param = ${param} and ${near.match(c, hints)!} order by 1`);
     t.same(found.map((r) => r.rid), all.map((r) => r.rid), `near=${value}: the same ${all.length} rows as a check of every row`);
   }
+});
+
+t.test('a page of a wide circle is read from a narrower one first: the pages, cursor after cursor, are those of the whole circle', async (t) => {
+  const pg = await testDatabase(t);
+  // 3,000 places within 10 km of Bordeaux, 300 within 150 km: a dense centre, sparse around.
+  await placed(pg.sql, 3300, `
+    select i, 44.84 + s * sqrt(random()) * cos(a) / 111.2 as lat, -0.58 + s * sqrt(random()) * sin(a) / 78.9 as lon
+    from (select i, 2 * pi() * random() as a, case when i <= 3000 then 10 else 150 end as s from generate_series(1, 3300) i) r`);
+  const run = runOn(pg.sql);
+  type PageRow = { rid: string; key: string };
+  for (const value of ['44.84|-0.58|20', '44.84|-0.58|150', '44.9|-0.5|3', '45.5|0.2|60', '44.84|-0.58']) {
+    const req = parse(`near=${value}`);
+    const c = req.conditions[0] as Parameters<typeof near.rows>[0];
+    const whole = await run<{ rid: string }[]>(stmt`select rid from (${near.measure!.rows(c, hints, 'Location')}) x order by m, rid`);
+    const got: string[] = [];
+    for (let cursor: { measure: string; rid: string } | undefined, pages = 0; pages < 200; pages++) {
+      const rows = await run<PageRow[]>(measuredPageQuery(hints, req, cursor, 51));
+      got.push(...rows.slice(0, 50).map((r) => r.rid));
+      if (rows.length <= 50) break;
+      const [measure, rid] = JSON.parse(rows[49].key) as [string, string];
+      cursor = { measure, rid };
+    }
+    t.same(got, whole.map((r) => r.rid), `near=${value}: the ${whole.length} matches in order, every page`);
+  }
+  // 20 km around Bordeaux holds 3,000 places; its first page reads the index rows of 2.5 km, and the whole circle's scan never runs.
+  const [{ 'QUERY PLAN': plan }] = await run<{ 'QUERY PLAN': unknown }[]>(stmt`explain (analyze, format json) ${measuredPageQuery(hints, parse('near=44.84|-0.58|20'), undefined, 51)}`);
+  const scans: { read: number; loops: number }[] = [];
+  const walkPlan = (n: Record<string, any>) => {
+    if (n['Index Name'] === 'geo_idx_band') scans.push({ read: (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'], loops: n['Actual Loops'] });
+    for (const child of n.Plans ?? []) walkPlan(child);
+  };
+  walkPlan((plan as Record<string, any>[])[0].Plan);
+  const [narrow, whole] = scans.sort((a, b) => b.loops - a.loops);
+  t.equal(scans.length, 2, 'two circles in the plan');
+  t.ok(narrow.read > 51 && narrow.read < 600, `the narrow circle: ${narrow.read} index rows read`);
+  t.equal(whole.loops, 0, 'the whole circle: never read');
 });
 
 t.test("the README's near lines, as curl sends them (raw |, no _count, every next link)", async (t) => {

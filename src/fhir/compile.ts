@@ -173,21 +173,35 @@ export interface MeasureCursor {
  * first, ties by rid, after `cursor`: every match is measured (its least measure when it has
  * several rows), the other conditions filter its rids. `key` is the JSON array [measure, rid],
  * the measure as float8 text, which reads back as the same double; `extension` the entry's
- * `search.extension`.
+ * `search.extension`. A measure that can narrow its condition (near: a smaller circle) is read
+ * narrow first.
  */
 export function measuredPageQuery(hints: PlanHints, req: SearchRequest, cursor: MeasureCursor | undefined, limit: number): Statement {
   const by = measuredBy(req)!;
   const measure = searchType(by.param).measure!;
   const rest = req.conditions.filter((c) => c !== by).map((c) => condition(hints, c, req.type, 'r'));
   const after = cursor === undefined ? stmt`true` : stmt`(k.m, k.rid) > (${cursor.measure}::text::float8, ${cursor.rid}::bigint)`;
-  // A resource's measure is its least; a parameter of one element has one row per resource.
-  const rows = stmt`select r.rid, r.m from (${measure.rows(by as never, hints, req.type)}) r where ${join(rest, 'and')}`;
-  const measured = singleValued(by.param) ? rows : stmt`select r.rid, min(r.m) as m from (${rows}) r group by r.rid`;
+  // The first `limit` (rid, m) after the cursor of the condition `c` in place of `by`.
+  const first = (c: Positive) => {
+    // A resource's measure is its least; a parameter of one element has one row per resource.
+    const rows = stmt`select r.rid, r.m from (${measure.rows(c as never, hints, req.type)}) r where ${join(rest, 'and')}`;
+    const measured = singleValued(by.param) ? rows : stmt`select r.rid, min(r.m) as m from (${rows}) r group by r.rid`;
+    return stmt`select k.rid, k.m from (${measured}) k where ${after} order by k.m, k.rid limit ${limit}`;
+  };
+  const narrow = measure.narrowed?.(by as never, cursor === undefined ? undefined : Number(cursor.measure));
+  // One statement: the narrow condition's page when it fills the page below its bound (a one-time
+  // filter), else the whole condition's.
+  const page = narrow === undefined
+    ? first(by)
+    : stmt`with n as materialized (${first(narrow.c as Positive)}),
+             filled as (select count(*) = ${limit} and max(m) < ${narrow.bound}::float8 as yes from n)
+        select n.rid, n.m from n where (select yes from filled)
+        union all
+        select w.rid, w.m from (${first(by)}) w where not (select yes from filled)`;
   return stmt`
     select r.rid, r.type, r.id, r.content::text as content, page.ord, page.key, page.extension
     from (select k.rid, row_number() over (order by k.m, k.rid) as ord, json_build_array(k.m::text, k.rid::text)::text as key, ${measure.extension(stmt`k.m`)} as extension
-          from (${measured}) k
-          where ${after} order by k.m, k.rid limit ${limit}) page
+          from (${page}) k) page
     join resource r on r.rid = page.rid
     order by page.ord`;
 }

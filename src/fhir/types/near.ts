@@ -47,6 +47,11 @@ const SLACK = 1e-9;
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 /** The shortest distance taken, km (a millimetre). */
 const MIN_KM = 1e-6;
+/**
+ * A page of a wide circle is read from a ring of this width first, at least, or an eighth of the
+ * radius: where Locations are dense it holds the page; where they are not, it is small to read.
+ */
+const NARROW_KM = 1;
 
 /**
  * A coordinate within a billionth of a degree of 0 is 0: PostgreSQL fails float8 arithmetic that
@@ -189,6 +194,11 @@ export const near: SearchType<NearCondition, NearRow> = {
     of: (c, rid) => stmt`(select ${distanceOf(stmt`min(${chord(c)})`)} from geo_idx g where g.param = ${c.param.id} and g.rid = ${rid})`,
     // km to the metre: trailing zeros trimmed (3.1, not 3.100).
     extension: (m) => stmt`${EXTENSION_OPEN}::text || trim_scale(round(${m}::numeric, 3))::text || ${EXTENSION_CLOSE}::text`,
+    narrowed(c, from) {
+      const km = (from ?? 0) + Math.max(NARROW_KM, c.km / 8);
+      // The circle's rows are chosen by chord, measured by arc: a margin far above the rounding between them.
+      return km < c.km ? { c: { ...c, km }, bound: km * (1 - 1e-9) } : undefined;
+    },
   },
 
   rowsOf: {

@@ -58,6 +58,13 @@ export interface SearchType<C extends Condition = Condition, Row = unknown> {
     of(c: C, rid: Statement): Statement;
     /** The JSON text of a match entry's `search.extension` for the measure `m` (a text expression). */
     extension(m: Statement): Statement;
+    /**
+     * A narrower condition to read a page from first, for a page starting after the measure `from`
+     * (undefined: the first page): every match of `c` whose measure is below `bound` is one of its
+     * matches. A page it fills with measures below `bound` is the page of `c`. undefined: `c` is
+     * read whole.
+     */
+    narrowed?(c: C, from: number | undefined): { c: C; bound: number } | undefined;
   };
   /**
    * Resources counted per value (value_count, sql/012): whether a parameter's values are counted,
