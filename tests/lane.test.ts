@@ -68,3 +68,14 @@ t.test('heavy: pages of more than 100, :contains, exact totals that must be coun
     t.not(classify(req('Practitioner', q)), 'heavy', q);
   }
 });
+
+t.test('nearby: near alone, within 20 km, nearest first; anything else near is a page', async (t) => {
+  for (const q of ['near=48.8566|2.3522|2|km', 'near=48.8566|2.3522', 'near=48.8566|2.3522|20', 'near=48.8566|2.3522|12|mi', 'near=48.8566|2.3522|2&_include=Location:organization']) {
+    t.equal(classify(req('Location', q)), 'nearby', q);
+  }
+  for (const q of ['near=48.8566|2.3522|21', 'near=48.8566|2.3522|2&status=active', 'near=48.8566|2.3522|2&_sort=name', 'near=48.8566|2.3522|2&organization.type=620', 'near=48.8566|2.3522|2&near=48.86|2.35|1']) {
+    t.equal(classify(req('Location', q)), 'page', q);
+  }
+  t.equal(classify(req('Location', 'near=48.8566|2.3522|2&_total=accurate')), 'heavy', 'an exact total asked for');
+  t.equal(classify(req('PractitionerRole', 'location.near=48.8566|2.3522|2')), 'page', 'through a chain: it selects, no order by distance');
+});

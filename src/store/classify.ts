@@ -1,4 +1,5 @@
-import { countedQuery } from '../fhir/compile.ts';
+import { countedQuery, measuredBy, measureOrdered } from '../fhir/compile.ts';
+import { searchType } from '../fhir/types/index.ts';
 import type { Condition, SearchRequest } from '../fhir/search-request.ts';
 
 /**
@@ -12,14 +13,24 @@ import type { Condition, SearchRequest } from '../fhir/search-request.ts';
  *   exact counts (`_total=accurate`, `_summary=count`, `_count=0`) but those the write path keeps
  *   (src/fhir/compile.ts countedQuery). A lane and a pool of its own, so
  *   that a crowd of them is served in turn and never sits in front of the others.
+ * - `nearby`: one measured condition whose page reads only the rows around one place (near within
+ *   20 km: its measure says it is `local`), nearest first. Its page costs about what a lookup's
+ *   does, so it never waits in a lane either; its first page is counted like a page's.
  * - `page`: everything else. A lane of its own, so that PostgreSQL runs as many at once as it has
  *   cores and a lookup finds one.
  */
-export type SearchClass = 'lookup' | 'page' | 'heavy';
+export type SearchClass = 'lookup' | 'nearby' | 'page' | 'heavy';
 
 export function classify(req: SearchRequest): SearchClass {
   if (heavy(req)) return 'heavy';
-  return req.conditions.length > 0 && planOnce(req) && req.sort.length === 0 ? 'lookup' : 'page';
+  if (req.conditions.length > 0 && planOnce(req) && req.sort.length === 0) return 'lookup';
+  return nearby(req) ? 'nearby' : 'page';
+}
+
+function nearby(req: SearchRequest): boolean {
+  if (req.conditions.length !== 1 || !measureOrdered(req)) return false;
+  const by = measuredBy(req)!;
+  return searchType(by.param).measure?.local?.(by as never) === true;
 }
 
 function heavy(req: SearchRequest): boolean {

@@ -12,7 +12,7 @@ import { classify, planOnce, type SearchClass } from './classify.ts';
  */
 export interface Execution {
   readonly class: SearchClass;
-  /** the lane it waits its turn in; a lookup never waits. */
+  /** the lane it waits its turn in; a lookup or a nearby search never waits. */
   readonly lane: 'page' | 'heavy' | undefined;
   /** the pool of its plan, its page and its exact count. */
   readonly pool: Extract<keyof Pools, 'generic' | 'sql' | 'heavy'>;
@@ -77,7 +77,7 @@ export function decideExecution(req: SearchRequest, policy: ExecutionPolicy): Ex
   const pool = cls === 'heavy' ? 'heavy' : planOnce(req) && req.sort.length === 0 ? 'generic' : 'sql';
   return {
     class: cls,
-    lane: cls === 'lookup' ? undefined : cls,
+    lane: cls === 'lookup' || cls === 'nearby' ? undefined : cls,
     pool,
     includePool: pool === 'generic' ? 'sql' : pool,
     countPool: 'count',

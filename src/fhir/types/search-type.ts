@@ -65,6 +65,11 @@ export interface SearchType<C extends Condition = Condition, Row = unknown> {
      * read whole.
      */
     narrowed?(c: C, from: number | undefined): { c: C; bound: number } | undefined;
+    /**
+     * Whether a page of `c` alone reads only the rows around one place, whatever the data (near: a
+     * circle of 20 km at most, read narrow first): such a search waits in no lane (src/store/classify.ts).
+     */
+    local?(c: C): boolean;
   };
   /**
    * Resources counted per value (value_count, sql/012): whether a parameter's values are counted,
