@@ -1948,31 +1948,71 @@ from (
         k.m::text, k.rid::text
       )::text as key, $10::text || trim_scale(round(k.m::numeric, 3))::text || $11::text as extension
       from (
-        select r.rid, r.m
-        from (
-          select g.rid, 2 * $12::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+        with n as materialized (
+          select k.rid, k.m
           from (
-            select g.rid, g.c2
+            select r.rid, r.m
             from (
-              select g.rid, (
-                (g.x - $13::float8) * (g.x - $14::float8) + (g.y - $15::float8) * (
-                  g.y - $16::float8
-                ) + (g.z - $17::float8) * (g.z - $18::float8)
-              ) as c2
-              from unnest($19::int[], $20::float8[], $21::float8[]) b(band, lo, hi)
-              join geo_idx g on g.param = $22
-                and g.band = b.band
-                and g.lon >= b.lo
-                and g.lon <= b.hi
-            ) g
-            where g.c2 <= $23::float8
-          ) g
-        ) r
-        where true
+              select g.rid, 2 * $12::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+              from (
+                select g.rid, g.c2
+                from (
+                  select g.rid, (
+                    (g.x - $13::float8) * (g.x - $14::float8) + (g.y - $15::float8) * (
+                      g.y - $16::float8
+                    ) + (g.z - $17::float8) * (g.z - $18::float8)
+                  ) as c2
+                  from unnest($19::int[], $20::float8[], $21::float8[]) b(band, lo, hi)
+                  join geo_idx g on g.param = $22
+                    and g.band = b.band
+                    and g.lon >= b.lo
+                    and g.lon <= b.hi
+                ) g
+                where g.c2 <= $23::float8
+              ) g
+            ) r
+            where true
+          ) k
+          where true
+          order by k.m, k.rid
+          limit $24
+        ), filled as (select count(*) = $25 and max(m) < $26::float8 as yes from n)
+        select n.rid, n.m
+        from n
+        where (select yes from filled)
+        union all
+        select w.rid, w.m
+        from (
+          select k.rid, k.m
+          from (
+            select r.rid, r.m
+            from (
+              select g.rid, 2 * $27::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+              from (
+                select g.rid, g.c2
+                from (
+                  select g.rid, (
+                    (g.x - $28::float8) * (g.x - $29::float8) + (g.y - $30::float8) * (
+                      g.y - $31::float8
+                    ) + (g.z - $32::float8) * (g.z - $33::float8)
+                  ) as c2
+                  from unnest($34::int[], $35::float8[], $36::float8[]) b(band, lo, hi)
+                  join geo_idx g on g.param = $37
+                    and g.band = b.band
+                    and g.lon >= b.lo
+                    and g.lon <= b.hi
+                ) g
+                where g.c2 <= $38::float8
+              ) g
+            ) r
+            where true
+          ) k
+          where true
+          order by k.m, k.rid
+          limit $39
+        ) w
+        where not (select yes from filled)
       ) k
-      where true
-      order by k.m, k.rid
-      limit $24
     ) page
     join resource r on r.rid = page.rid
     order by page.ord
@@ -1996,12 +2036,27 @@ from (
 -- $16 = 0.026966195447164384
 -- $17 = 0.7530284844307418
 -- $18 = 0.7530284844307418
--- $19 = [780, 781, 782]
--- $20 = [2.320414265931127, 2.2804613214513845, 2.2888492720483242]
--- $21 = [2.3771857340688736, 2.417138678548616, 2.408750727951676]
+-- $19 = [781]
+-- $20 = [2.3351322652543938]
+-- $21 = [2.3624677347456067]
 -- $22 = 595069498 (Location.near)
--- $23 = 6.159189644973858e-7
+-- $23 = 2.4636759793835275e-8
 -- $24 = 21
+-- $25 = 21
+-- $26 = 0.999999999
+-- $27 = 6371.0088
+-- $28 = 0.6574351115806376
+-- $29 = 0.6574351115806376
+-- $30 = 0.026966195447164384
+-- $31 = 0.026966195447164384
+-- $32 = 0.7530284844307418
+-- $33 = 0.7530284844307418
+-- $34 = [780, 781, 782]
+-- $35 = [2.320414265931127, 2.2804613214513845, 2.2888492720483242]
+-- $36 = [2.3771857340688736, 2.417138678548616, 2.408750727951676]
+-- $37 = 595069498 (Location.near)
+-- $38 = 6.159189644973858e-7
+-- $39 = 21
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near:missing=true 1`] = `
@@ -2028,31 +2083,71 @@ from (
     k.m::text, k.rid::text
   )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
   from (
-    select r.rid, r.m
-    from (
-      select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+    with n as materialized (
+      select k.rid, k.m
       from (
-        select g.rid, g.c2
+        select r.rid, r.m
         from (
-          select g.rid, (
-            (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
-              g.z - $8::float8
-            ) * (g.z - $9::float8)
-          ) as c2
-          from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
-          join geo_idx g on g.param = $13
-            and g.band = b.band
-            and g.lon >= b.lo
-            and g.lon <= b.hi
-        ) g
-        where g.c2 <= $14::float8
-      ) g
-    ) r
-    where true
+          select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+          from (
+            select g.rid, g.c2
+            from (
+              select g.rid, (
+                (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
+                  g.z - $8::float8
+                ) * (g.z - $9::float8)
+              ) as c2
+              from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $13
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.c2 <= $14::float8
+          ) g
+        ) r
+        where true
+      ) k
+      where true
+      order by k.m, k.rid
+      limit $15
+    ), filled as (select count(*) = $16 and max(m) < $17::float8 as yes from n)
+    select n.rid, n.m
+    from n
+    where (select yes from filled)
+    union all
+    select w.rid, w.m
+    from (
+      select k.rid, k.m
+      from (
+        select r.rid, r.m
+        from (
+          select g.rid, 2 * $18::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+          from (
+            select g.rid, g.c2
+            from (
+              select g.rid, (
+                (g.x - $19::float8) * (g.x - $20::float8) + (g.y - $21::float8) * (
+                  g.y - $22::float8
+                ) + (g.z - $23::float8) * (g.z - $24::float8)
+              ) as c2
+              from unnest($25::int[], $26::float8[], $27::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $28
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.c2 <= $29::float8
+          ) g
+        ) r
+        where true
+      ) k
+      where true
+      order by k.m, k.rid
+      limit $30
+    ) w
+    where not (select yes from filled)
   ) k
-  where true
-  order by k.m, k.rid
-  limit $15
 ) page
 join resource r on r.rid = page.rid
 order by page.ord
@@ -2065,12 +2160,27 @@ order by page.ord
 -- $7 = 0.00016645500838139308
 -- $8 = -0.3007057995042731
 -- $9 = -0.3007057995042731
--- $10 = [-283, -283, -282, -282, -281, -281, -280, -280, -279, -279, -278, -278]
--- $11 = [179.85434761849442, -180, 179.8131288467594, -180, 179.8014072493667, -180, 179.8014072724621, -180, 179.81318966901804, -180, 179.8544408985295, -180]
--- $12 = [180, -179.8743476184944, 180, -179.8331288467594, 180, -179.82140724936667, 180, -179.82140727246207, 180, -179.83318966901803, 180, -179.87444089852949]
+-- $10 = [-281, -281, -280, -280]
+-- $11 = [179.96642590908493, -180, 179.96642590913004, -180]
+-- $12 = [180, -179.98642590908491, 180, -179.98642590913002]
 -- $13 = 595069498 (Location.near)
--- $14 = 0.000009854695844836623
+-- $14 = 1.5397974705178705e-7
 -- $15 = 51
+-- $16 = 51
+-- $17 = 2.4999999975000002
+-- $18 = 6371.0088
+-- $19 = -0.9537169362222871
+-- $20 = -0.9537169362222871
+-- $21 = 0.00016645500838139308
+-- $22 = 0.00016645500838139308
+-- $23 = -0.3007057995042731
+-- $24 = -0.3007057995042731
+-- $25 = [-283, -283, -282, -282, -281, -281, -280, -280, -279, -279, -278, -278]
+-- $26 = [179.85434761849442, -180, 179.8131288467594, -180, 179.8014072493667, -180, 179.8014072724621, -180, 179.81318966901804, -180, 179.8544408985295, -180]
+-- $27 = [180, -179.8743476184944, 180, -179.8331288467594, 180, -179.82140724936667, 180, -179.82140727246207, 180, -179.83318966901803, 180, -179.87444089852949]
+-- $28 = 595069498 (Location.near)
+-- $29 = 0.000009854695844836623
+-- $30 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488&status=active 1`] = `
@@ -2080,31 +2190,71 @@ from (
     k.m::text, k.rid::text
   )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
   from (
-    select r.rid, r.m
-    from (
-      select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+    with n as materialized (
+      select k.rid, k.m
       from (
-        select g.rid, g.c2
+        select r.rid, r.m
         from (
-          select g.rid, (
-            (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
-              g.z - $8::float8
-            ) * (g.z - $9::float8)
-          ) as c2
-          from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
-          join geo_idx g on g.param = $13
-            and g.band = b.band
-            and g.lon >= b.lo
-            and g.lon <= b.hi
-        ) g
-        where g.c2 <= $14::float8
-      ) g
-    ) r
-    where "r".rid in (select t.rid from token_idx t where t.param = $15 and t.code = $16)
+          select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+          from (
+            select g.rid, g.c2
+            from (
+              select g.rid, (
+                (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
+                  g.z - $8::float8
+                ) * (g.z - $9::float8)
+              ) as c2
+              from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $13
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.c2 <= $14::float8
+          ) g
+        ) r
+        where "r".rid in (select t.rid from token_idx t where t.param = $15 and t.code = $16)
+      ) k
+      where true
+      order by k.m, k.rid
+      limit $17
+    ), filled as (select count(*) = $18 and max(m) < $19::float8 as yes from n)
+    select n.rid, n.m
+    from n
+    where (select yes from filled)
+    union all
+    select w.rid, w.m
+    from (
+      select k.rid, k.m
+      from (
+        select r.rid, r.m
+        from (
+          select g.rid, 2 * $20::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+          from (
+            select g.rid, g.c2
+            from (
+              select g.rid, (
+                (g.x - $21::float8) * (g.x - $22::float8) + (g.y - $23::float8) * (
+                  g.y - $24::float8
+                ) + (g.z - $25::float8) * (g.z - $26::float8)
+              ) as c2
+              from unnest($27::int[], $28::float8[], $29::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $30
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.c2 <= $31::float8
+          ) g
+        ) r
+        where "r".rid in (select t.rid from token_idx t where t.param = $32 and t.code = $33)
+      ) k
+      where true
+      order by k.m, k.rid
+      limit $34
+    ) w
+    where not (select yes from filled)
   ) k
-  where true
-  order by k.m, k.rid
-  limit $17
 ) page
 join resource r on r.rid = page.rid
 order by page.ord
@@ -2117,14 +2267,31 @@ order by page.ord
 -- $7 = 0.026966195447164384
 -- $8 = 0.7530284844307418
 -- $9 = 0.7530284844307418
--- $10 = [780, 781, 782]
--- $11 = [2.320414265931127, 2.2804613214513845, 2.2888492720483242]
--- $12 = [2.3771857340688736, 2.417138678548616, 2.408750727951676]
+-- $10 = [781]
+-- $11 = [2.3351322652543938]
+-- $12 = [2.3624677347456067]
 -- $13 = 595069498 (Location.near)
--- $14 = 6.159189644973858e-7
+-- $14 = 2.4636759793835275e-8
 -- $15 = 1748933882 (Location.status)
 -- $16 = "active"
 -- $17 = 51
+-- $18 = 51
+-- $19 = 0.999999999
+-- $20 = 6371.0088
+-- $21 = 0.6574351115806376
+-- $22 = 0.6574351115806376
+-- $23 = 0.026966195447164384
+-- $24 = 0.026966195447164384
+-- $25 = 0.7530284844307418
+-- $26 = 0.7530284844307418
+-- $27 = [780, 781, 782]
+-- $28 = [2.320414265931127, 2.2804613214513845, 2.2888492720483242]
+-- $29 = [2.3771857340688736, 2.417138678548616, 2.408750727951676]
+-- $30 = 595069498 (Location.near)
+-- $31 = 6.159189644973858e-7
+-- $32 = 1748933882 (Location.status)
+-- $33 = "active"
+-- $34 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2&_sort=name 1`] = `
@@ -2272,49 +2439,107 @@ from (
     k.m::text, k.rid::text
   )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
   from (
-    select r.rid, r.m
+    with n as materialized (
+      select k.rid, k.m
+      from (
+        select r.rid, r.m
+        from (
+          select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+          from (
+            select g.rid, g.c2
+            from (
+              select g.rid, (
+                (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
+                  g.z - $8::float8
+                ) * (g.z - $9::float8)
+              ) as c2
+              from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $13
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.c2 <= $14::float8
+          ) g
+        ) r
+        where "r".rid in (
+          select g.rid
+          from (
+            select g.rid, g.c2
+            from (
+              select g.rid, (
+                (g.x - $15::float8) * (g.x - $16::float8) + (g.y - $17::float8) * (
+                  g.y - $18::float8
+                ) + (g.z - $19::float8) * (g.z - $20::float8)
+              ) as c2
+              from unnest($21::int[], $22::float8[], $23::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $24
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.c2 <= $25::float8
+          ) g
+        )
+      ) k
+      where true
+      order by k.m, k.rid
+      limit $26
+    ), filled as (select count(*) = $27 and max(m) < $28::float8 as yes from n)
+    select n.rid, n.m
+    from n
+    where (select yes from filled)
+    union all
+    select w.rid, w.m
     from (
-      select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+      select k.rid, k.m
       from (
-        select g.rid, g.c2
+        select r.rid, r.m
         from (
-          select g.rid, (
-            (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
-              g.z - $8::float8
-            ) * (g.z - $9::float8)
-          ) as c2
-          from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
-          join geo_idx g on g.param = $13
-            and g.band = b.band
-            and g.lon >= b.lo
-            and g.lon <= b.hi
-        ) g
-        where g.c2 <= $14::float8
-      ) g
-    ) r
-    where "r".rid in (
-      select g.rid
-      from (
-        select g.rid, g.c2
-        from (
-          select g.rid, (
-            (g.x - $15::float8) * (g.x - $16::float8) + (g.y - $17::float8) * (g.y - $18::float8) + (
-              g.z - $19::float8
-            ) * (g.z - $20::float8)
-          ) as c2
-          from unnest($21::int[], $22::float8[], $23::float8[]) b(band, lo, hi)
-          join geo_idx g on g.param = $24
-            and g.band = b.band
-            and g.lon >= b.lo
-            and g.lon <= b.hi
-        ) g
-        where g.c2 <= $25::float8
-      ) g
-    )
+          select g.rid, 2 * $29::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+          from (
+            select g.rid, g.c2
+            from (
+              select g.rid, (
+                (g.x - $30::float8) * (g.x - $31::float8) + (g.y - $32::float8) * (
+                  g.y - $33::float8
+                ) + (g.z - $34::float8) * (g.z - $35::float8)
+              ) as c2
+              from unnest($36::int[], $37::float8[], $38::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $39
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.c2 <= $40::float8
+          ) g
+        ) r
+        where "r".rid in (
+          select g.rid
+          from (
+            select g.rid, g.c2
+            from (
+              select g.rid, (
+                (g.x - $41::float8) * (g.x - $42::float8) + (g.y - $43::float8) * (
+                  g.y - $44::float8
+                ) + (g.z - $45::float8) * (g.z - $46::float8)
+              ) as c2
+              from unnest($47::int[], $48::float8[], $49::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $50
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.c2 <= $51::float8
+          ) g
+        )
+      ) k
+      where true
+      order by k.m, k.rid
+      limit $52
+    ) w
+    where not (select yes from filled)
   ) k
-  where true
-  order by k.m, k.rid
-  limit $26
 ) page
 join resource r on r.rid = page.rid
 order by page.ord
@@ -2328,10 +2553,10 @@ order by page.ord
 -- $8 = 0.7530284844307418
 -- $9 = 0.7530284844307418
 -- $10 = [781]
--- $11 = [2.3214645310677584]
--- $12 = [2.376135468932242]
+-- $11 = [2.3351322652543938]
+-- $12 = [2.3624677347456067]
 -- $13 = 595069498 (Location.near)
--- $14 = 9.854703856837119e-8
+-- $14 = 2.4636759793835275e-8
 -- $15 = 0.6952919911849537
 -- $16 = 0.6952919911849537
 -- $17 = 0.05899637989000565
@@ -2344,6 +2569,32 @@ order by page.ord
 -- $24 = 595069498 (Location.near)
 -- $25 = 0.000985389467110295
 -- $26 = 51
+-- $27 = 51
+-- $28 = 0.999999999
+-- $29 = 6371.0088
+-- $30 = 0.6574351115806376
+-- $31 = 0.6574351115806376
+-- $32 = 0.026966195447164384
+-- $33 = 0.026966195447164384
+-- $34 = 0.7530284844307418
+-- $35 = 0.7530284844307418
+-- $36 = [781]
+-- $37 = [2.3214645310677584]
+-- $38 = [2.376135468932242]
+-- $39 = 595069498 (Location.near)
+-- $40 = 9.854703856837119e-8
+-- $41 = 0.6952919911849537
+-- $42 = 0.6952919911849537
+-- $43 = 0.05899637989000565
+-- $44 = 0.05899637989000565
+-- $45 = 0.7163019434246541
+-- $46 = 0.7163019434246541
+-- $47 = [703, 704, 705, 706, 707, 708, … 58 values, sha256 5263fae4a0ce]
+-- $48 = [4.2636341497308825, 3.9710195047756227, 3.760636120048261, 3.5905956981523715, 3.446177901349239, 3.3201246941175215, … 58 values, sha256 c48451559bb1]
+-- $49 = [5.436365850269117, 5.728980495224377, 5.939363879951738, 6.109404301847627, 6.25382209865076, 6.379875305882478, … 58 values, sha256 aa7a56fafcf2]
+-- $50 = 595069498 (Location.near)
+-- $51 = 0.000985389467110295
+-- $52 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2|km 1`] = `
@@ -2353,31 +2604,71 @@ from (
     k.m::text, k.rid::text
   )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
   from (
-    select r.rid, r.m
-    from (
-      select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+    with n as materialized (
+      select k.rid, k.m
       from (
-        select g.rid, g.c2
+        select r.rid, r.m
         from (
-          select g.rid, (
-            (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
-              g.z - $8::float8
-            ) * (g.z - $9::float8)
-          ) as c2
-          from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
-          join geo_idx g on g.param = $13
-            and g.band = b.band
-            and g.lon >= b.lo
-            and g.lon <= b.hi
-        ) g
-        where g.c2 <= $14::float8
-      ) g
-    ) r
-    where true
+          select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+          from (
+            select g.rid, g.c2
+            from (
+              select g.rid, (
+                (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
+                  g.z - $8::float8
+                ) * (g.z - $9::float8)
+              ) as c2
+              from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $13
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.c2 <= $14::float8
+          ) g
+        ) r
+        where true
+      ) k
+      where true
+      order by k.m, k.rid
+      limit $15
+    ), filled as (select count(*) = $16 and max(m) < $17::float8 as yes from n)
+    select n.rid, n.m
+    from n
+    where (select yes from filled)
+    union all
+    select w.rid, w.m
+    from (
+      select k.rid, k.m
+      from (
+        select r.rid, r.m
+        from (
+          select g.rid, 2 * $18::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+          from (
+            select g.rid, g.c2
+            from (
+              select g.rid, (
+                (g.x - $19::float8) * (g.x - $20::float8) + (g.y - $21::float8) * (
+                  g.y - $22::float8
+                ) + (g.z - $23::float8) * (g.z - $24::float8)
+              ) as c2
+              from unnest($25::int[], $26::float8[], $27::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $28
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.c2 <= $29::float8
+          ) g
+        ) r
+        where true
+      ) k
+      where true
+      order by k.m, k.rid
+      limit $30
+    ) w
+    where not (select yes from filled)
   ) k
-  where true
-  order by k.m, k.rid
-  limit $15
 ) page
 join resource r on r.rid = page.rid
 order by page.ord
@@ -2391,11 +2682,26 @@ order by page.ord
 -- $8 = 0.7530284844307418
 -- $9 = 0.7530284844307418
 -- $10 = [781]
--- $11 = [2.3214645310677584]
--- $12 = [2.376135468932242]
+-- $11 = [2.3351322652543938]
+-- $12 = [2.3624677347456067]
 -- $13 = 595069498 (Location.near)
--- $14 = 9.854703856837119e-8
+-- $14 = 2.4636759793835275e-8
 -- $15 = 51
+-- $16 = 51
+-- $17 = 0.999999999
+-- $18 = 6371.0088
+-- $19 = 0.6574351115806376
+-- $20 = 0.6574351115806376
+-- $21 = 0.026966195447164384
+-- $22 = 0.026966195447164384
+-- $23 = 0.7530284844307418
+-- $24 = 0.7530284844307418
+-- $25 = [781]
+-- $26 = [2.3214645310677584]
+-- $27 = [2.376135468932242]
+-- $28 = 595069498 (Location.near)
+-- $29 = 9.854703856837119e-8
+-- $30 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Location?near=48.8534|2.3488|2|km after 1.0052017739912417 km, rid 1234 1`] = `
@@ -2405,31 +2711,34 @@ from (
     k.m::text, k.rid::text
   )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
   from (
-    select r.rid, r.m
+    select k.rid, k.m
     from (
-      select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+      select r.rid, r.m
       from (
-        select g.rid, g.c2
+        select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
         from (
-          select g.rid, (
-            (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
-              g.z - $8::float8
-            ) * (g.z - $9::float8)
-          ) as c2
-          from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
-          join geo_idx g on g.param = $13
-            and g.band = b.band
-            and g.lon >= b.lo
-            and g.lon <= b.hi
+          select g.rid, g.c2
+          from (
+            select g.rid, (
+              (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
+                g.z - $8::float8
+              ) * (g.z - $9::float8)
+            ) as c2
+            from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
+            join geo_idx g on g.param = $13
+              and g.band = b.band
+              and g.lon >= b.lo
+              and g.lon <= b.hi
+          ) g
+          where g.c2 <= $14::float8
         ) g
-        where g.c2 <= $14::float8
-      ) g
-    ) r
-    where true
+      ) r
+      where true
+    ) k
+    where (k.m, k.rid) > ($15::text::float8, $16::bigint)
+    order by k.m, k.rid
+    limit $17
   ) k
-  where (k.m, k.rid) > ($15::text::float8, $16::bigint)
-  order by k.m, k.rid
-  limit $17
 ) page
 join resource r on r.rid = page.rid
 order by page.ord
@@ -2537,31 +2846,71 @@ from (
     k.m::text, k.rid::text
   )::text as key, $1::text || trim_scale(round(k.m::numeric, 3))::text || $2::text as extension
   from (
-    select r.rid, r.m
-    from (
-      select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+    with n as materialized (
+      select k.rid, k.m
       from (
-        select g.rid, g.c2
+        select r.rid, r.m
         from (
-          select g.rid, (
-            (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
-              g.z - $8::float8
-            ) * (g.z - $9::float8)
-          ) as c2
-          from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
-          join geo_idx g on g.param = $13
-            and g.band = b.band
-            and g.lon >= b.lo
-            and g.lon <= b.hi
-        ) g
-        where g.c2 <= $14::float8
-      ) g
-    ) r
-    where true
+          select g.rid, 2 * $3::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+          from (
+            select g.rid, g.c2
+            from (
+              select g.rid, (
+                (g.x - $4::float8) * (g.x - $5::float8) + (g.y - $6::float8) * (g.y - $7::float8) + (
+                  g.z - $8::float8
+                ) * (g.z - $9::float8)
+              ) as c2
+              from unnest($10::int[], $11::float8[], $12::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $13
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.c2 <= $14::float8
+          ) g
+        ) r
+        where true
+      ) k
+      where true
+      order by k.m, k.rid
+      limit $15
+    ), filled as (select count(*) = $16 and max(m) < $17::float8 as yes from n)
+    select n.rid, n.m
+    from n
+    where (select yes from filled)
+    union all
+    select w.rid, w.m
+    from (
+      select k.rid, k.m
+      from (
+        select r.rid, r.m
+        from (
+          select g.rid, 2 * $18::float8 * asin(least(1, sqrt(g.c2) / 2)) as m
+          from (
+            select g.rid, g.c2
+            from (
+              select g.rid, (
+                (g.x - $19::float8) * (g.x - $20::float8) + (g.y - $21::float8) * (
+                  g.y - $22::float8
+                ) + (g.z - $23::float8) * (g.z - $24::float8)
+              ) as c2
+              from unnest($25::int[], $26::float8[], $27::float8[]) b(band, lo, hi)
+              join geo_idx g on g.param = $28
+                and g.band = b.band
+                and g.lon >= b.lo
+                and g.lon <= b.hi
+            ) g
+            where g.c2 <= $29::float8
+          ) g
+        ) r
+        where true
+      ) k
+      where true
+      order by k.m, k.rid
+      limit $30
+    ) w
+    where not (select yes from filled)
   ) k
-  where true
-  order by k.m, k.rid
-  limit $15
 ) page
 join resource r on r.rid = page.rid
 order by page.ord
@@ -2574,12 +2923,27 @@ order by page.ord
 -- $7 = 0
 -- $8 = 0.9999999847691291
 -- $9 = 0.9999999847691291
--- $10 = [1439, 1440]
--- $11 = [-180, -180]
--- $12 = [180, 180]
+-- $10 = [1439]
+-- $11 = [-64.06887550232445]
+-- $12 = [64.06887550232445]
 -- $13 = 595069498 (Location.near)
--- $14 = 6.159189644973858e-7
+-- $14 = 2.4636759793835275e-8
 -- $15 = 51
+-- $16 = 51
+-- $17 = 0.999999999
+-- $18 = 6371.0088
+-- $19 = 0.00017453292431338717
+-- $20 = 0.00017453292431338717
+-- $21 = 0
+-- $22 = 0
+-- $23 = 0.9999999847691291
+-- $24 = 0.9999999847691291
+-- $25 = [1439, 1440]
+-- $26 = [-180, -180]
+-- $27 = [180, 180]
+-- $28 = 595069498 (Location.near)
+-- $29 = 6.159189644973858e-7
+-- $30 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > near: nearest first, its circle read band by band > Organization?_has:Location:organization:near=48.8534|2.3488|500|m 1`] = `
