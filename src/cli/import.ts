@@ -1,3 +1,4 @@
+import { constants, setPriority } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { classifyDbError } from '../db-errors.ts';
@@ -94,6 +95,9 @@ async function main(): Promise<number> {
   const workers = args.values.workers === undefined ? undefined : integerOption('workers', args.values.workers, 16, 0);
   const config = loadConfig();
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, persistent: true, max: importConnections(concurrency) });
+  // A batch beside a server: its threads (the workers inherit it) yield the CPU to searches. After
+  // the database opens, so that an embedded PostgreSQL started here keeps the normal priority.
+  setPriority(constants.priority.PRIORITY_BELOW_NORMAL);
   // IMPORT_PROGRESS_MS: a shorter interval between plain progress lines, for tests.
   const progress = new Progress(process.stderr.isTTY, Number(process.env.IMPORT_PROGRESS_MS) || PROGRESS_INTERVAL_MS);
   try {
