@@ -70,7 +70,7 @@ export const ENV_VARS = {
   DB_POOL_SIZE: setting('dbPoolSize', Type.Integer({ minimum: 2, maximum: 1000 }), '3',
     'PostgreSQL connections per process for light searches (at least 2: half, rounded down, for lookups whose plan is made once, the rest for the others); concurrent searches pipeline on them. Heavy searches have connections of their own (HEAVY_SEARCHES)'),
   HEAVY_SEARCHES: setting('heavySearches', Type.Integer({ minimum: 0, maximum: 1000 }), '0',
-    'searches run at once per instance in each of two lanes, heavy ones (pages of more than 100, :contains, exact counts: with PostgreSQL connections of their own) and the other non-lookups; the rest wait in order, lookups never do; shared out among the WORKERS; 0 ⇒ the number of CPU cores'),
+    'searches run at once per instance in each of two lanes, heavy ones (pages of more than 100, :contains, exact counts: with PostgreSQL connections of their own) and the other non-lookups; the rest wait in order, lookups and nearby searches (`near` alone) never do; shared out among the WORKERS; 0 ⇒ the number of CPU cores'),
   SEARCH_PARALLEL_WORKERS: setting('searchParallelWorkers', Type.Integer({ minimum: 0, maximum: 64 }), '0',
     'parallel workers PostgreSQL may start for one search statement (max_parallel_workers_per_gather on the search connections); 0 ⇒ none: each search runs in its own backend and concurrent searches share the cores'),
   WORKERS: setting('workers', Type.Integer({ minimum: 0, maximum: 256 }), '1',
