@@ -110,14 +110,6 @@ function withUnchanged(counts: ImportCounts, diff: SnapshotDiff & { locations: T
   return counts;
 }
 
-/** Both results, once both have ended: the first failure is thrown only when neither still runs. */
-async function settled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
-  const [x, y] = await Promise.allSettled([a, b]);
-  if (x.status === 'rejected') throw x.reason;
-  if (y.status === 'rejected') throw y.reason;
-  return [x.value, y.value];
-}
-
 /** Imports the extracts under `paths` into the database of `sql` (a pool of importConnections(concurrency)). */
 export async function importOpenData(sql: Sql, paths: readonly string[], opts: ImportOptions): Promise<ImportSummary> {
   await finishInterruptedBulk(sql, opts.onNote);
@@ -179,19 +171,11 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
     // A source absent from the inputs deactivates nothing; a rejected FINESS entity has no id to hold, so it keeps them all.
     if (!sources.rpps) for (const t of ['persons', 'structures', 'roles'] as const) kept.add(t);
     if (finessStage.rejected > 0) kept.add('finess');
-    // Two independent chains of statements, one on the session, one on another connection of the
-    // pool (nothing is written yet): the RPPS and MSSanté lines, and the FINESS entities with the keys
-    // that name every Organization. The mailbox lines leave import_line first: the RPPS snapshot is of
-    // the persons' own lines.
-    const [[mailboxes, diff], [finess, locations]] = await settled(
-      (async () => [await diffMailboxes(session, sources.mss, kept.has('mailboxes')), await diffSnapshot(session, kept)] as const)(),
-      (async () => {
-        const f = await diffFiness(sql, sources.finess, kept.has('finess'));
-        const l = await diffLocations(sql, sources.finess);
-        await buildOrgKeys(sql, sources.rpps, sources.finess);
-        return [f, l] as const;
-      })(),
-    );
+    // The mailbox lines leave import_line first: the RPPS snapshot is of the persons' own lines.
+    const mailboxes = await diffMailboxes(session, sources.mss, kept.has('mailboxes'));
+    const diff = await diffSnapshot(session, kept);
+    const finess = await diffFiness(session, sources.finess, kept.has('finess'));
+    const locations = await diffLocations(session, sources.finess);
     checkGone(
       [
         ...(Object.keys(TYPE_NAMES) as DiffType[]).map((t) => ({ label: TYPE_NAMES[t].label, diff: diff[t] })),
@@ -215,6 +199,7 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
         throw err;
       }
     }
+    await buildOrgKeys(session, sources.rpps, sources.finess);
     const structures = await affectedOrganizations(session);
     // Organizations are counted whatever their sources: those of the RPPS lines and of the feed, once each.
     const [{ orgs }] = await session<{ orgs: number }[]>`select count(*)::int as orgs from (select structure from import_structure_now union select org from import_finess_now) o`;
