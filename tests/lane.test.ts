@@ -2,6 +2,7 @@ import t from 'tap';
 import { parseSearch } from '../src/fhir/parse.ts';
 import { registry, type ResourceType } from '../src/registry/index.ts';
 import { classify } from '../src/store/classify.ts';
+import { decideExecution } from '../src/store/execution.ts';
 import { Lane } from '../src/store/lane.ts';
 
 /** A lane: bounded width, first come first served; and which searches are heavy. */
@@ -78,4 +79,8 @@ t.test('nearby: near alone, within 20 km, nearest first; anything else near is a
   }
   t.equal(classify(req('Location', 'near=48.8566|2.3522|2&_total=accurate')), 'heavy', 'an exact total asked for');
   t.equal(classify(req('PractitionerRole', 'location.near=48.8566|2.3522|2')), 'page', 'through a chain: it selects, no order by distance');
+  const policy = { laneWidth: 2, deadlineMs: 0, countBudgetMs: 500 };
+  const nearby = decideExecution(req('Location', 'near=48.8566|2.3522|2'), policy);
+  t.same({ lane: nearby.lane, totalBeside: nearby.totalBeside }, { lane: undefined, totalBeside: true }, 'nearby: no lane, its first page counted like a page');
+  t.equal(decideExecution(req('Location', 'near=48.8566|2.3522|50'), policy).lane, 'page', 'a wider circle waits in the page lane');
 });

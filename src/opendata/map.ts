@@ -256,6 +256,14 @@ export type StructurePart = Pick<ActivityRecord['fields'], (typeof STRUCTURE_COL
  * The structure part of an activity line. organizationOf reads nothing else, so that two lines with
  * the same structure part give the same Organization (the import's digests rely on it).
  */
+/**
+ * The identifier columns of a structure part and the identifier type left out of an entity's:
+ * what mailboxes name an Organization by (src/opendata/snapshot.ts buildOrgKeys). A SIREN names a
+ * company, shared by its establishments.
+ */
+export const KEY_COLUMNS = ['structureId', 'ancienIdentifiantStructure', 'finessSite', 'siret'] as const;
+export const NOT_A_KEY = 'SIREN';
+
 export function structurePart(activity: ActivityRecord): StructurePart {
   const part = {} as StructurePart;
   for (const key of STRUCTURE_COLUMNS) part[key] = activity.fields[key];

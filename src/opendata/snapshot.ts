@@ -1,5 +1,6 @@
 import type { Db } from '../db.ts';
 import type { FileKind } from '../vocabulary/formats/rpps.ts';
+import { KEY_COLUMNS, NOT_A_KEY } from './map.ts';
 
 /**
  * What a snapshot changes, decided from digests alone: the staged lines (src/opendata/stage.ts)
@@ -369,22 +370,20 @@ export async function applyMailboxes(db: Db): Promise<void> {
  * out: it names a company, shared by its establishments.
  */
 export async function buildOrgKeys(db: Db, rppsInRun: boolean, finessInRun: boolean): Promise<void> {
-  // This run's keys were staged with its lines and entities (src/opendata/stage.ts).
+  // This run's keys were staged with its lines and entities (src/opendata/stage.ts); the state's are read from its JSON.
   await db`
     create unlogged table import_org_key as
     select distinct value, org from (
       select l.structure as org, unnest(l.structure_keys) as value from import_line l
       where ${rppsInRun}::boolean and l.kind = 'activity' and l.structure_keys is not null
       union all
-      select s.structure, v.value from import_structure s
-      cross join lateral (select s.fields::jsonb as f) j
-      cross join lateral (values (j.f->>'structureId'), (j.f->>'ancienIdentifiantStructure'), (j.f->>'finessSite'), (j.f->>'siret')) as v(value)
+      select s.structure, s.fields::jsonb->>c.key from import_structure s cross join unnest(${KEY_COLUMNS as readonly string[]}::text[]) as c(key)
       where not ${rppsInRun}::boolean and s.active and s.fields is not null
       union all
       select n.org, unnest(n.keys) from import_finess_now n where ${finessInRun}::boolean
       union all
       select f.org, i->>'value' from import_finess f cross join jsonb_array_elements(f.content::jsonb->'identifier') i
-      where not ${finessInRun}::boolean and f.active and coalesce(i->'type'->'coding'->0->>'code', '') <> 'SIREN'
+      where not ${finessInRun}::boolean and f.active and coalesce(i->'type'->'coding'->0->>'code', '') <> ${NOT_A_KEY}
     ) k where value is not null and value <> ''`;
   await db`create index on import_org_key (value)`;
   await db`create index on import_org_key (org)`;

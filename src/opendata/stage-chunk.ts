@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { copyText, copyTextArray } from '../fhir/types/copy.ts';
 import type { FileKind } from '../vocabulary/formats/rpps.ts';
 import { mailboxOf } from './mailbox.ts';
-import { assertMappable, MapError, organizationId, practitionerId, roleId, structurePart } from './map.ts';
+import { assertMappable, KEY_COLUMNS, MapError, organizationId, practitionerId, roleId, structurePart } from './map.ts';
 import { chunkRecords, type LineChunk, type OpenDataRecord } from './read.ts';
 
 /**
@@ -51,9 +51,6 @@ function mailboxRow(seq: number, record: Extract<OpenDataRecord, { kind: 'mailbo
   const structure = m.structure === null ? NULL : copyText(m.structure);
   return `${seq}\tmailbox\t${copyText(m.person ?? '')}\t${structure}\t${m.kind}\t${digest}\t${NULL}\t${NULL}\t${copyText(record.where)}\t${copyText(telecom)}\n`;
 }
-
-/** The identifier columns of a structure part: the values mailboxes name a structure by (SIREN names a company). */
-const KEY_COLUMNS = ['structureId', 'ancienIdentifiantStructure', 'finessSite', 'siret'] as const;
 
 /**
  * The staging row of a line (the columns of import_line: src/opendata/stage.ts), or the MapError

@@ -4,6 +4,7 @@ import { copyText, copyTextArray } from '../fhir/types/copy.ts';
 import { CopyIn } from '../store/copy-in.ts';
 import { establishmentOf, legalEntityOf, locationOf } from './finess-map.ts';
 import { readFiness, type FinessEvents } from './finess-read.ts';
+import { NOT_A_KEY } from './map.ts';
 
 /**
  * The FINESS feed staged: each legal entity and establishment of the files, read as a stream
@@ -24,10 +25,10 @@ const ROWS_PER_WRITE = 2000;
 
 type Identifier = { value?: string; type?: { coding?: { code?: string }[] } };
 
-/** The values mailboxes name an entity by: its identifiers but the SIREN, which names a company (src/opendata/snapshot.ts buildOrgKeys). */
+/** The values mailboxes name an entity by: its identifiers but the SIREN (map.ts NOT_A_KEY). */
 function identifierValues(org: Record<string, unknown>): string[] {
   const identifiers = (org.identifier ?? []) as Identifier[];
-  return identifiers.filter((i) => i.type?.coding?.[0]?.code !== 'SIREN' && i.value).map((i) => i.value!);
+  return identifiers.filter((i) => i.type?.coding?.[0]?.code !== NOT_A_KEY && i.value).map((i) => i.value!);
 }
 
 /** Stages `files` (FINESS feeds) into import_finess_now; throws OpenDataError for a file that is not a whole feed. */

@@ -52,7 +52,7 @@ const MIN_KM = 1e-6;
  * radius: where Locations are dense it holds the page; where they are not, it is small to read.
  */
 const NARROW_KM = 1;
-/** The widest circle whose search is `local` (src/store/classify.ts): the rows of 20 km around Paris are read in about 10 ms. */
+/** The widest circle whose search is `local` (src/store/classify.ts): what its page may read when the smaller circle does not fill it. */
 const LOCAL_KM = 20;
 
 /**
