@@ -137,6 +137,7 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
     let finessBytes = 0;
     const onRead = (p: { lines: number; bytes: number; totalBytes: number }) =>
       opts.onProgress?.({ phase: 'read', done: p.bytes + finessBytes, total: p.totalBytes, lines: p.lines });
+    const [{ empty }] = await session<{ empty: boolean }[]>`select not exists (select 1 from resource) as empty`;
     stage = await stageLines(session, inputs.lines, { reject: opts.onReject, skip: opts.onSkip }, onRead, pool);
     finessStage = await stageFiness(session, inputs.finess, {
       reject: opts.onReject,
@@ -144,7 +145,7 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
         finessBytes += n;
         opts.onProgress?.({ phase: 'read', done: finessBytes, lines: stage!.lines });
       },
-    });
+    }, empty);
     const sources = { rpps: RPPS_KINDS.some((k) => stage!.kinds.has(k)), finess: inputs.finess.length > 0, mss: stage.kinds.has('mailbox') };
     if (!sources.rpps && !sources.finess && !sources.mss) {
       throw new OpenDataError(`no open-data extract (RPPS PS_LibreAcces, FINESS feed or MSSanté extraction) in ${paths.join(', ')}`);
@@ -157,7 +158,6 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
         if (!stage.kinds.has(kind)) note(`no ${KINDS[kind].file} file among the inputs: the snapshot has none of its lines`);
       }
     }
-    const [{ empty }] = await session<{ empty: boolean }[]>`select not exists (select 1 from resource) as empty`;
     // A database without resources starts afresh, whatever state of resources an earlier one left.
     // The mailboxes stay: they are the MSSanté source's snapshot, laid on resources as they come.
     if (empty) {

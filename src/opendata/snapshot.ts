@@ -302,7 +302,7 @@ export async function diffLocations(db: Db, finessInRun: boolean): Promise<TypeD
     ) x group by org`;
   await db`alter table import_located add primary key (org)`;
   const [c] = await db<Record<string, string>[]>`
-    select (select count(distinct org) from import_finess_now where ${finessInRun}::boolean and location is not null) as snapshot,
+    select (select count(distinct org) from import_finess_now where ${finessInRun}::boolean and located) as snapshot,
            (select count(*) from import_located where before) as active,
            (select count(*) from import_finess_change where location is not null) as changed,
            (select count(*) from import_located where before and not after) as gone`;

@@ -11,7 +11,8 @@ import { NOT_A_KEY } from './map.ts';
  * (src/opendata/finess-read.ts), mapped to the Organization the feed alone describes
  * (src/opendata/finess-map.ts) with an establishment's Location, one row of import_finess_now each,
  * by one COPY: what the snapshot (src/opendata/snapshot.ts diffFiness) compares by digest and the
- * writer merges.
+ * writer merges. An entity whose digest is its active state's is staged without its content and
+ * Location: the snapshot never reads them (it is unchanged), and a daily feed is ~99 % such rows.
  */
 
 export interface FinessStageSummary {
@@ -31,10 +32,20 @@ function identifierValues(org: Record<string, unknown>): string[] {
   return identifiers.filter((i) => i.type?.coding?.[0]?.code !== NOT_A_KEY && i.value).map((i) => i.value!);
 }
 
-/** Stages `files` (FINESS feeds) into import_finess_now; throws OpenDataError for a file that is not a whole feed. */
-export async function stageFiness(db: Db, files: readonly string[], events: FinessEvents): Promise<FinessStageSummary> {
+/** The digests of the active FINESS state (import_finess), by Organization id. */
+async function activeDigests(db: Db): Promise<Map<string, string>> {
+  const rows = await db<{ org: string; digest: string }[]>`select org, digest from import_finess where active`;
+  return new Map(rows.map((r) => [r.org, r.digest]));
+}
+
+/**
+ * Stages `files` (FINESS feeds) into import_finess_now; throws OpenDataError for a file that is not a whole feed.
+ * `fresh`: the state is not compared with (a database without resources starts afresh), so every entity is staged whole.
+ */
+export async function stageFiness(db: Db, files: readonly string[], events: FinessEvents, fresh: boolean): Promise<FinessStageSummary> {
   const summary: FinessStageSummary = { records: 0, staged: 0, rejected: 0 };
   if (files.length === 0) return summary;
+  const state = fresh ? new Map<string, string>() : await activeDigests(db);
   const counting: FinessEvents = {
     reject: (where, reason) => {
       summary.records++;
@@ -43,7 +54,7 @@ export async function stageFiness(db: Db, files: readonly string[], events: Fine
     },
     bytes: events.bytes,
   };
-  const out = await CopyIn.open(db`copy import_finess_now (seq, org, kind, digest, at, content, location, keys) from stdin`);
+  const out = await CopyIn.open(db`copy import_finess_now (seq, org, kind, digest, at, content, location, located, keys) from stdin`);
   try {
     let rows: string[] = [];
     for (const file of files) {
@@ -56,7 +67,11 @@ export async function stageFiness(db: Db, files: readonly string[], events: Fine
         // The digest covers the Location: an establishment is changed when its place is.
         const digest = hash('md5', place === undefined ? json : `${json}\n${place}`);
         const keys = copyTextArray(identifierValues(org));
-        rows.push(`${summary.staged}\t${copyText(org.id as string)}\t${rec.kind}\t${digest}\t${copyText(rec.where)}\t${copyText(json)}\t${place === undefined ? '\\N' : copyText(place)}\t${keys}\n`);
+        const id = org.id as string;
+        const unchanged = state.get(id) === digest;
+        const contentCell = unchanged ? '\\N' : copyText(json);
+        const placeCell = unchanged || place === undefined ? '\\N' : copyText(place);
+        rows.push(`${summary.staged}\t${copyText(id)}\t${rec.kind}\t${digest}\t${copyText(rec.where)}\t${contentCell}\t${placeCell}\t${place !== undefined}\t${keys}\n`);
         summary.staged++;
         if (rows.length >= ROWS_PER_WRITE) {
           await out.write(Buffer.from(rows.join('')));

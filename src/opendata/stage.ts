@@ -53,7 +53,8 @@ export async function createStaging(db: Db): Promise<void> {
   // The persons named by rejected lines: they keep their state (src/opendata/snapshot.ts).
   await db`create unlogged table import_held (person text collate "C" primary key)`;
   // The FINESS feed's entities (src/opendata/stage-finess.ts): the Organization id, the JSON the feed
-  // alone gives, and an establishment's Location (null without a point).
+  // alone gives, and an establishment's Location (null without a point); content and location are
+  // null for an entity unchanged since the last import, `located` says whether it has a Location.
   await db`
     create unlogged table import_finess_now (
       seq      bigint not null,
@@ -61,8 +62,9 @@ export async function createStaging(db: Db): Promise<void> {
       kind     text not null,
       digest   text collate "C" not null,
       at       text not null,
-      content  text not null,
+      content  text,
       location text,
+      located  boolean not null,
       keys     text[] not null
     ) with (autovacuum_enabled = false)`;
 }
