@@ -12,6 +12,7 @@ import { testDatabase } from './helpers/db.ts';
 import { canonical, importCli, searchAll, storedResources, withoutVersion } from './helpers/import.ts';
 import { tmpDir } from './helpers/open-data.ts';
 import { API_KEY } from './helpers/search.ts';
+import { KINDS } from '../src/vocabulary/formats/rpps.ts';
 
 const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
 const root = tmpDir(t, 'import-sources');
@@ -121,6 +122,31 @@ t.test('the next day: only what changed gets a version; the same files again cha
   for (const type of ['Organization', 'Practitioner', 'PractitionerRole', 'Location']) {
     t.same(await searchAll(app, `/fhir/v2/${type}?_lastUpdated=ge${at2.toISOString()}`), [], `${type}: nothing new on the same files`);
   }
+});
+
+t.test('a state whose structure lines are objects (an import made before they were arrays) is read as well', async (t) => {
+  const names = fs.readdirSync(day0);
+  const rpps = names.filter((n) => n.startsWith('PS_LibreAcces')).map((n) => path.join(day0, n));
+  const dbs = [await testDatabase(t), await testDatabase(t)];
+  for (const [i, d] of dbs.entries()) {
+    t.equal((await importCli(d, rpps)).code, 2, 'the RPPS extract imported');
+    if (i === 0) {
+      const [{ n }] = await d.sql<{ n: number }[]>`
+        with c as (select key, i from unnest(${KINDS.activity.columns as readonly string[]}::text[]) with ordinality as c(key, i))
+        update import_structure set fields = (select json_object_agg(c.key, fields::json->>(c.i::int - 1) order by c.i) from c)::text
+        where fields is not null returning 1 as n`.then((rows) => [{ n: rows.length }]);
+      t.ok(n > 0, `${n} structure lines written as objects`);
+    }
+    // Every FINESS entity rebuilt, so that the structures both sources describe are built from the state's line.
+    t.ok([0, 2].includes((await importCli(d, [file(day0, 'finess')])).code ?? -1), 'the FINESS feed imported');
+    await d.sql`update import_finess set digest = 'stale'`;
+    t.ok([0, 2].includes((await importCli(d, [file(day1, 'finess')])).code ?? -1), 'the next FINESS feed imported');
+    t.ok([0, 2].includes((await importCli(d, [file(day0, 'Extraction')])).code ?? -1), 'the MSSanté extraction imported alone: its ORG mailboxes find their structures by the state\'s keys');
+  }
+  const [objects, arrays] = [await contents(dbs[0]), await contents(dbs[1])];
+  t.ok([...objects.keys()].some((k) => k.startsWith('Organization/F')), 'establishments');
+  t.same([...objects.keys()].sort(), [...arrays.keys()].sort(), 'the same resources');
+  t.ok([...objects].every(([k, v]) => JSON.stringify(v) === JSON.stringify(arrays.get(k))), 'with the same content');
 });
 
 t.test('a file that is not the feed: exit 1, nothing written', async (t) => {

@@ -2,7 +2,7 @@ import type { FileKind } from '../vocabulary/formats/rpps.ts';
 import { withMailboxes } from './mailbox.ts';
 import { organizationOf, practitionerOf, roleOf, type Person } from './map.ts';
 import { organizationFromParts } from './merge.ts';
-import type { ActivityRecord, DiplomaRecord, OpenDataRecord, SavoirFaireRecord } from './read.ts';
+import { fieldsOf, type ActivityRecord, type DiplomaRecord, type OpenDataRecord, type SavoirFaireRecord } from './read.ts';
 
 /**
  * Staged lines (src/opendata/stage.ts) made into resources. A first import maps every staged line,
@@ -26,7 +26,7 @@ export interface StagedLine {
 export const stamp = (resource: Json, lastUpdated: string): Json => ({ ...resource, meta: { versionId: '1', lastUpdated, ...(resource.meta as Json) } });
 
 export const recordOf = (line: { at: string; fields: string }, kind: FileKind): OpenDataRecord =>
-  ({ kind, where: line.at, fields: JSON.parse(line.fields) }) as OpenDataRecord;
+  ({ kind, where: line.at, fields: fieldsOf(kind, line.fields) }) as OpenDataRecord;
 
 export interface PersonResources {
   practitioner: Json;

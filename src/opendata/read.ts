@@ -23,6 +23,23 @@ export type SavoirFaireRecord = Extract<OpenDataRecord, { kind: 'savoirFaire' }>
 export type DiplomaRecord = Extract<OpenDataRecord, { kind: 'diploma' }>;
 export type MailboxRecord = Extract<OpenDataRecord, { kind: 'mailbox' }>;
 
+/**
+ * A record's fields as staged (import_line.fields, and import_structure.fields for a structure's
+ * line): a JSON array of its values in its kind's column order (KINDS), whatever the file's order.
+ * Values alone, not an object: the keys would make each line three times longer.
+ */
+export const fieldsJson = (record: OpenDataRecord): string =>
+  JSON.stringify(KINDS[record.kind].columns.map((key) => (record.fields as Record<string, string>)[key]));
+
+/** Staged fields read back (fieldsJson); an object is a structure's line in the state of an import made before they were arrays. */
+export function fieldsOf(kind: FileKind, json: string): Record<string, string> {
+  const parsed = JSON.parse(json) as string[] | Record<string, string>;
+  if (!Array.isArray(parsed)) return parsed;
+  const fields: Record<string, string> = {};
+  KINDS[kind].columns.forEach((key, i) => (fields[key] = parsed[i]));
+  return fields;
+}
+
 export interface ReadEvents {
   /** A line that is not imported: where it is and why (`file:line: reason` once formatted). */
   reject(where: string, reason: string): void;

@@ -1,5 +1,5 @@
 import type { Db } from '../db.ts';
-import type { FileKind } from '../vocabulary/formats/rpps.ts';
+import { KINDS, type FileKind } from '../vocabulary/formats/rpps.ts';
 import { KEY_COLUMNS, NOT_A_KEY } from './map.ts';
 
 /**
@@ -74,7 +74,7 @@ export const FEEDS: Record<FileKind, readonly Kept[]> = {
  * (an Organization id rule, a new element), the next import rebuilds every person and structure,
  * and the write path stores a new version only of the resources whose content really changed.
  */
-export const MAPPING_VERSION = '2';
+export const MAPPING_VERSION = '3';
 
 /** The import would deactivate more than MAX_GONE_SHARE of a type: nothing was written. */
 export class SnapshotRefused extends Error {
@@ -370,14 +370,16 @@ export async function applyMailboxes(db: Db): Promise<void> {
  * out: it names a company, shared by its establishments.
  */
 export async function buildOrgKeys(db: Db, rppsInRun: boolean, finessInRun: boolean): Promise<void> {
-  // This run's keys were staged with its lines and entities (src/opendata/stage.ts); the state's are read from its JSON.
+  // This run's keys were staged with its lines and entities (src/opendata/stage.ts); the state's from its lines
+  // (an array of values, or an object in the state of an import made before they were arrays).
   await db`
     create unlogged table import_org_key as
     select distinct value, org from (
       select l.structure as org, unnest(l.structure_keys) as value from import_line l
       where ${rppsInRun}::boolean and l.kind = 'activity' and l.structure_keys is not null
       union all
-      select s.structure, s.fields::jsonb->>c.key from import_structure s cross join unnest(${KEY_COLUMNS as readonly string[]}::text[]) as c(key)
+      select s.structure, coalesce(s.fields::jsonb->>c.key, s.fields::jsonb->>c.at) from import_structure s
+      cross join unnest(${KEY_COLUMNS as readonly string[]}::text[], ${KEY_COLUMNS.map((k) => KINDS.activity.columns.indexOf(k))}::int[]) as c(key, at)
       where not ${rppsInRun}::boolean and s.active and s.fields is not null
       union all
       select n.org, unnest(n.keys) from import_finess_now n where ${finessInRun}::boolean

@@ -3,7 +3,7 @@ import { copyText, copyTextArray } from '../fhir/types/copy.ts';
 import type { FileKind } from '../vocabulary/formats/rpps.ts';
 import { mailboxOf } from './mailbox.ts';
 import { assertMappable, KEY_COLUMNS, MapError, organizationId, practitionerId, roleId, structurePart } from './map.ts';
-import { chunkRecords, type LineChunk, type OpenDataRecord } from './read.ts';
+import { chunkRecords, fieldsJson, type LineChunk, type OpenDataRecord } from './read.ts';
 
 /**
  * A chunk of an extract's lines as rows of import_line (src/opendata/stage.ts), COPY text: its
@@ -60,7 +60,7 @@ function stagingRow(seq: number, record: OpenDataRecord, keyed: Set<string>): st
   if (record.kind === 'mailbox') return mailboxRow(seq, record);
   assertMappable(record);
   const person = practitionerId(record);
-  const json = JSON.stringify(record.fields);
+  const json = fieldsJson(record);
   let structure = NULL;
   let role = NULL;
   let structureDigest = NULL;

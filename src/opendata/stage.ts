@@ -29,7 +29,7 @@ export async function dropStaging(db: Db): Promise<void> {
 
 /**
  * Creates import_line and import_finess_now (after dropping what a killed run left). `seq` is the input order; `digest`
- * the md5 of `fields` (the line's JSON, keys in the file kind's column order); `structure_digest`
+ * the md5 of `fields` (the line's values as JSON, src/opendata/read.ts fieldsJson); `structure_digest`
  * the md5 of the structure part of an activity line (what its Organization is built from);
  * `structure_keys` the identifier values of that part (src/opendata/snapshot.ts buildOrgKeys), on the
  * first line of each structure and digest in a chunk. import_finess_now's `keys`: an entity's
