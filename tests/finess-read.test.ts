@@ -11,6 +11,7 @@ import {
   banPrecision, finessKind, readFiness, sniffFiness, wgs84Of, type EstablishmentRecord, type FinessRecord, type LegalEntityRecord,
 } from '../src/opendata/finess-read.ts';
 import { establishmentOf, legalEntityOf } from '../src/opendata/finess-map.ts';
+import { finessDigest } from '../src/opendata/stage-finess.ts';
 import { OpenDataError } from '../src/opendata/zip.ts';
 import { tmpDir } from './helpers/open-data.ts';
 
@@ -283,6 +284,12 @@ t.test('an establishment as an Organization', async (t) => {
   const later = establishment(records, '2A0000123');
   t.equal(establishmentOf(later, TODAY).active, true, 'a closing date to come');
   t.equal(establishmentOf(later, '2999-12-31').active, false, 'the closing date reached, even while etatObjet is A');
+  // The staged digest (what a daily import compares, mapping only the entities it sees changed).
+  t.equal(finessDigest(later, TODAY), finessDigest(structuredClone(later), TODAY), 'the same record, the same digest');
+  t.not(finessDigest(later, TODAY), finessDigest(later, '2999-12-31'), 'another digest once its closing date is reached: the feed unchanged, its resources change');
+  const renamed = structuredClone(later);
+  renamed.data.name += ' BIS';
+  t.not(finessDigest(renamed, TODAY), finessDigest(later, TODAY), 'another digest when what it is made of changes');
 
   const pharmacy = establishmentOf(establishment(records, '750000028'), TODAY);
   t.match(pharmacy.extension, [{ url: EXT.organizationPeriod }, { url: EXT.pharmacyLicence, valueString: '75#001234' }]);

@@ -2,7 +2,7 @@ import { codesOf, coding, type Coding } from '../vocabulary/codes.ts';
 import { dataTrace, EXT, PROFILES } from '../vocabulary/extensions.ts';
 import { ACTIVE_STATE, establishmentId, legalEntityId, PHARMACY_CATEGORY } from '../vocabulary/formats/finess.ts';
 import { CODE_SYSTEMS, COMMUNE_SYSTEM, SOURCE, SYSTEM, URL, type SystemKey } from '../vocabulary/systems.ts';
-import type { EstablishmentRecord, FinessAddress, FinessTelecom, LegalEntityRecord } from './finess-read.ts';
+import type { EstablishmentRecord, FinessAddress, FinessRecord, FinessTelecom, LegalEntityRecord } from './finess-read.ts';
 import { streetParts } from './map.ts';
 
 /**
@@ -55,10 +55,25 @@ function finessIdentifiers(finess: string, type: 'FINEG' | 'FINEJ'): Json[] {
   return [officialIdentifier('IDNST', SYSTEM.idnst, `1${finess}`), officialIdentifier(type, SYSTEM.finess, finess)];
 }
 
+/** An entity's Organization identifiers: IDNST, FINESS, and an establishment's SIRET or a legal entity's SIREN. */
+export function identifiersOf(rec: FinessRecord): Json[] {
+  if (rec.kind === 'legal') {
+    const identifier = finessIdentifiers(rec.finess, 'FINEJ');
+    if (rec.data.siren) identifier.push(officialIdentifier('SIREN', SYSTEM.sirene, rec.data.siren));
+    return identifier;
+  }
+  const identifier = finessIdentifiers(rec.finess, 'FINEG');
+  if (rec.data.siret) identifier.push(officialIdentifier('SIRET', SYSTEM.sirene, rec.data.siret));
+  return identifier;
+}
+
 /** In service: etatObjet A and no closing date reached. */
-function isActive(state: string, closed: string, today: string): boolean {
+export function isActive(state: string, closed: string, today = todayUtc()): boolean {
   return state === ACTIVE_STATE && !(closed !== '' && closed <= today);
 }
+
+/** Whether an establishment has a Location (locationOf): a geographic address with a WGS84 point. */
+export const hasLocation = (rec: FinessRecord): boolean => rec.kind === 'establishment' && rec.data.address?.point !== undefined;
 
 function periodExtension(start: string, end: string): Json | undefined {
   if (!start && !end) return undefined;
@@ -145,8 +160,7 @@ function establishmentExtensions(d: EstablishmentRecord['data']): Json[] {
 /** The Organization of an establishment (a geographical entity), part of its legal entity. */
 export function establishmentOf(rec: EstablishmentRecord, today = todayUtc()): Json {
   const d = rec.data;
-  const identifier = finessIdentifiers(rec.finess, 'FINEG');
-  if (d.siret) identifier.push(officialIdentifier('SIRET', SYSTEM.sirene, d.siret));
+  const identifier = identifiersOf(rec);
   const type = [typeElement('organizationType', 'fr-core-cs-v2-3307', 'GEOGRAPHICAL-ENTITY')];
   if (d.category) type.push(typeElement(null, 'TRE_R66-CategorieEtablissement', d.category));
   if (d.espic) type.push(typeElement('sphParticipation', 'TRE_R73-ESPIC', d.espic));
@@ -168,7 +182,7 @@ export function establishmentOf(rec: EstablishmentRecord, today = todayUtc()): J
 export function locationOf(rec: EstablishmentRecord, today = todayUtc()): Json | undefined {
   const d = rec.data;
   const point = d.address?.point;
-  if (!d.address || !point) return undefined;
+  if (!hasLocation(rec) || !d.address || !point) return undefined;
   const id = establishmentId(rec.finess);
   const resource: Json = {
     resourceType: 'Location', id, meta: metaOf('Location'), language: 'fr',
@@ -187,8 +201,7 @@ export function locationOf(rec: EstablishmentRecord, today = todayUtc()): Json |
 /** The Organization of a legal entity. */
 export function legalEntityOf(rec: LegalEntityRecord, today = todayUtc()): Json {
   const d = rec.data;
-  const identifier = finessIdentifiers(rec.finess, 'FINEJ');
-  if (d.siren) identifier.push(officialIdentifier('SIREN', SYSTEM.sirene, d.siren));
+  const identifier = identifiersOf(rec);
   const type = [typeElement('organizationType', 'fr-core-cs-v2-3307', 'LEGAL-ENTITY')];
   if (d.legalStatus) type.push(typeElement('statutJuridiqueINSEE', 'TRE_R72-FinessStatutJuridique', d.legalStatus));
   if (d.ape) type.push(typeElement('activiteINSEE', 'TRE_R75-InseeNAFrev2Niveau5', d.ape));
