@@ -26,6 +26,7 @@ import { createStaging, dropStaging, stageLines, type StageSummary } from './sta
  * 1. Under an advisory lock (one import at a time per database), a run in writer_run (kind 'import').
  * 2. Stage every line in PostgreSQL (src/opendata/stage.ts), by worker threads for a large input
  *    (src/opendata/pool.ts), which also map a first import's lines and encode them for its bulk load.
+ *    The FINESS feed is staged (src/opendata/stage-finess.ts) while the lines are diffed.
  * 3. Refuse a file whose last line is cut (a truncated download) without `force`. Diff the
  *    snapshot against the last import's state (src/opendata/snapshot.ts): a rejected line never
  *    deactivates; refuse to deactivate more than 5 % of a type without `force`, before anything is
@@ -134,18 +135,10 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
     const workers = opts.workers ?? defaultWorkers(await inputBytes(inputs.lines), IMPORT_WORKERS_FROM);
     pool = workers > 0 ? new ImportPool(workers) : undefined;
     await createStaging(session);
-    let finessBytes = 0;
     const onRead = (p: { lines: number; bytes: number; totalBytes: number }) =>
-      opts.onProgress?.({ phase: 'read', done: p.bytes + finessBytes, total: p.totalBytes, lines: p.lines });
+      opts.onProgress?.({ phase: 'read', done: p.bytes, total: p.totalBytes, lines: p.lines });
     const [{ empty }] = await session<{ empty: boolean }[]>`select not exists (select 1 from resource) as empty`;
     stage = await stageLines(session, inputs.lines, { reject: opts.onReject, skip: opts.onSkip }, onRead, pool);
-    finessStage = await stageFiness(session, inputs.finess, {
-      reject: opts.onReject,
-      bytes: (n: number) => {
-        finessBytes += n;
-        opts.onProgress?.({ phase: 'read', done: finessBytes, lines: stage!.lines });
-      },
-    }, empty);
     const sources = { rpps: RPPS_KINDS.some((k) => stage!.kinds.has(k)), finess: inputs.finess.length > 0, mss: stage.kinds.has('mailbox') };
     if (!sources.rpps && !sources.finess && !sources.mss) {
       throw new OpenDataError(`no open-data extract (RPPS PS_LibreAcces, FINESS feed or MSSanté extraction) in ${paths.join(', ')}`);
@@ -163,17 +156,34 @@ async function locked(sql: Sql, session: postgres.ReservedSql, paths: readonly s
     if (empty) {
       for (const table of ['import_person', 'import_structure', 'import_finess', 'import_pending']) await session`delete from ${session(table)}`;
     }
-    opts.onProgress?.({ phase: 'compare', done: 0 });
     const unattributed = [...stage.unattributed].map(([kind, lines]) => ({
       file: kind === 'mailbox' ? KINDS[kind].file : `PS_LibreAcces_${KINDS[kind].file}`, lines, kept: FEEDS[kind],
     }));
     const kept = new Set<Kept>(unattributed.flatMap((u) => u.kept));
-    // A source absent from the inputs deactivates nothing; a rejected FINESS entity has no id to hold, so it keeps them all.
+    // A source absent from the inputs deactivates nothing.
     if (!sources.rpps) for (const t of ['persons', 'structures', 'roles'] as const) kept.add(t);
+    // The FINESS feed is staged (this thread's work, on a connection of its own) while PostgreSQL
+    // diffs the lines (a backend's): each keeps one core busy. The mailbox lines leave import_line
+    // first: the RPPS snapshot is of the persons' own lines.
+    let finessBytes = 0;
+    const feed = await sql.reserve();
+    const [linesDiffed, feedStaged] = await Promise.allSettled([
+      (async () => ({ mailboxes: await diffMailboxes(session, sources.mss, kept.has('mailboxes')), diff: await diffSnapshot(session, kept) }))(),
+      stageFiness(feed, inputs.finess, {
+        reject: opts.onReject,
+        bytes: (n: number) => {
+          finessBytes += n;
+          opts.onProgress?.({ phase: 'read', done: finessBytes, lines: stage!.lines });
+        },
+      }, empty).finally(() => feed.release()),
+    ]);
+    if (feedStaged.status === 'rejected') throw feedStaged.reason;
+    if (linesDiffed.status === 'rejected') throw linesDiffed.reason;
+    finessStage = feedStaged.value;
+    const { mailboxes, diff } = linesDiffed.value;
+    opts.onProgress?.({ phase: 'compare', done: 0 });
+    // A rejected FINESS entity has no id to hold, so it keeps them all.
     if (finessStage.rejected > 0) kept.add('finess');
-    // The mailbox lines leave import_line first: the RPPS snapshot is of the persons' own lines.
-    const mailboxes = await diffMailboxes(session, sources.mss, kept.has('mailboxes'));
-    const diff = await diffSnapshot(session, kept);
     const finess = await diffFiness(session, sources.finess, kept.has('finess'));
     const locations = await diffLocations(session, sources.finess);
     checkGone(
