@@ -253,10 +253,6 @@ const STRUCTURE_COLUMNS = [
 export type StructurePart = Pick<ActivityRecord['fields'], (typeof STRUCTURE_COLUMNS)[number]>;
 
 /**
- * The structure part of an activity line. organizationOf reads nothing else, so that two lines with
- * the same structure part give the same Organization (the import's digests rely on it).
- */
-/**
  * The identifier columns of a structure part and the identifier type left out of an entity's:
  * what mailboxes name an Organization by (src/opendata/snapshot.ts buildOrgKeys). A SIREN names a
  * company, shared by its establishments.
@@ -264,6 +260,10 @@ export type StructurePart = Pick<ActivityRecord['fields'], (typeof STRUCTURE_COL
 export const KEY_COLUMNS = ['structureId', 'ancienIdentifiantStructure', 'finessSite', 'siret'] as const;
 export const NOT_A_KEY = 'SIREN';
 
+/**
+ * The structure part of an activity line. organizationOf reads nothing else, so that two lines with
+ * the same structure part give the same Organization (the import's digests rely on it).
+ */
 export function structurePart(activity: ActivityRecord): StructurePart {
   const part = {} as StructurePart;
   for (const key of STRUCTURE_COLUMNS) part[key] = activity.fields[key];

@@ -16,9 +16,8 @@ import { MAPPING_VERSION } from './snapshot.ts';
  * An entity's digest is of what its resources are made from: the record as read, whether it is in
  * service today (a closing date passes without the feed changing), and MAPPING_VERSION. An entity
  * whose digest is its active state's is unchanged: staged with its keys alone, never mapped (a daily
- * feed is ~99 % such rows, and mapping them was a third of the feed's staging). Any other is mapped
- * to the Organization the feed alone describes (src/opendata/finess-map.ts), with an establishment's
- * Location.
+ * feed is ~99 % such rows). Any other is mapped to the Organization the feed alone describes
+ * (src/opendata/finess-map.ts), with an establishment's Location.
  */
 
 export interface FinessStageSummary {
