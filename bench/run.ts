@@ -54,6 +54,8 @@ const USAGE = `usage: npm run bench -- [options]
   --incremental <fraction>    share of the dataset loaded incrementally, default 0.1 (0 = skip)
   --sample <n>                resources sampled per type to draw query values from, default 2000
   --out <dir>                 report folder, default bench/results
+  --mixed-only                the mixed run over the classes chosen, without measuring each
+  --server-dir <dir>          the searches served by another checkout's build (npm run build there), same database
   --replica                   the replica scenario instead (bench/replica.ts): searches at c=16 on a hot
                               standby while --incremental is loaded on its primary; replica-scale-<s>.md
 
@@ -122,6 +124,10 @@ interface Options {
   mirror: boolean;
   /** --open-data: the open-data import scenario (bench/open-data.ts). */
   openData: boolean;
+  /** --server-dir: the checkout whose build serves the searches (another commit, from a git worktree). */
+  serverDir?: string;
+  /** --mixed-only: the mixed run over the classes chosen, without measuring each. */
+  mixedOnly: boolean;
 }
 
 function parseOptions(argv: string[]): Options | undefined {
@@ -144,6 +150,8 @@ function parseOptions(argv: string[]): Options | undefined {
       export: { type: 'boolean', default: false },
       mirror: { type: 'boolean', default: false },
       'open-data': { type: 'boolean', default: false },
+      'server-dir': { type: 'string' },
+      'mixed-only': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -162,6 +170,8 @@ function parseOptions(argv: string[]): Options | undefined {
     if (!/^postgres(ql)?:$/.test(u.protocol)) throw new Error('--database-url must be a postgres:// URL');
     if (!['127.0.0.1', 'localhost', '[::1]', ''].includes(u.hostname)) throw new Error('--database-url: only a PostgreSQL on this machine (127.0.0.1) is accepted');
   }
+  const serverDir = values['server-dir'] === undefined ? undefined : path.resolve(values['server-dir']);
+  if (serverDir !== undefined && !existsSync(path.join(serverDir, 'package.json'))) throw new Error(`--server-dir: ${serverDir} holds no package.json`);
   return {
     scale: num('scale', values.scale!, (n) => n > 0 && n <= 40),
     duration: num('duration', values.duration!, (n) => n >= 1 && n <= 600),
@@ -180,6 +190,8 @@ function parseOptions(argv: string[]): Options | undefined {
     replica: values.replica!,
     mirror: values.mirror!,
     openData: values['open-data']!,
+    serverDir,
+    mixedOnly: values['mixed-only']!,
   };
 }
 
@@ -293,9 +305,11 @@ async function main(): Promise<number> {
   log(`sampling ${opts.sample} resources per type`);
   const samples = await sampleResources(ds, opts.sample, opts.seed);
   const all = buildClasses(samples, opts.seed, opts.totalNone);
-  // `--classes mixed` alone: the mixed run over every class, without measuring them one by one.
-  const mixedOnly = opts.classes.length === 1 && opts.classes[0] === 'mixed';
-  const wanted = (n: ClassName) => mixedOnly || opts.classes.includes(n);
+  // `--classes mixed` alone: the mixed run over every class, without measuring them one by one;
+  // with --mixed-only, over the classes chosen.
+  const mixedAll = opts.classes.length === 1 && opts.classes[0] === 'mixed';
+  const mixedOnly = mixedAll || opts.mixedOnly;
+  const wanted = (n: ClassName) => mixedAll || opts.classes.includes(n) || (opts.mixedOnly && n === 'mixed');
 
   // 3. database
   let handle: EmbeddedHandle | undefined;
@@ -422,9 +436,15 @@ async function main(): Promise<number> {
     const logFile = path.join(dir, 'server.log');
     log(`starting the server on 127.0.0.1:${opts.port} (log: ${logFile})`);
     // The server as `npm start` runs it: its build (npm run build), with the same node flags.
-    const built = spawnSync('npm', ['run', 'build'], { encoding: 'utf8' });
+    // --server-dir: another commit's build on the same database and paths (alternated runs of two builds).
+    const serverDir = opts.serverDir ?? process.cwd();
+    const built = spawnSync('npm', ['run', 'build'], { encoding: 'utf8', cwd: serverDir });
     if (built.status !== 0) throw new Error(`npm run build failed: ${built.stderr || built.stdout}`);
-    const startServer = () => startChild(path.join('dist', 'server.js'), [], {
+    if (opts.serverDir) {
+      const other = gitCommit(serverDir);
+      notes.push(`The server is the build of ${serverDir}${other ? ` at commit ${other.id}${other.dirty ? ' (with uncommitted changes)' : ''}` : ''}, not this checkout's.`);
+    }
+    const startServer = () => startChild(path.join(serverDir, 'dist', 'server.js'), [], {
       PORT: String(opts.port), HOST: '127.0.0.1', DATABASE_URL: mainUrl, RATE_LIMIT: '0', MAX_CONCURRENT_PER_KEY: '0', API_KEYS: BENCH_KEY,
       LOG_LEVEL: 'warn', LOAD_DEMO_DATA: 'false', CURSOR_SECRET, EXPORT_DIR: path.join(dir, 'exports'),
     }, logFile, () => httpOk(`http://127.0.0.1:${opts.port}/ready`), 120_000, SERVER_NODE_FLAGS); // as `npm start` runs it
@@ -727,10 +747,10 @@ async function main(): Promise<number> {
 }
 
 /** The commit measured, and whether src/ or bench/ had uncommitted changes. */
-function gitCommit(): BenchResult['commit'] {
-  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
+function gitCommit(cwd = process.cwd()): BenchResult['commit'] {
+  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', cwd });
   if (head.status !== 0) return undefined;
-  const status = spawnSync('git', ['status', '--porcelain', '--untracked-files=no', '--', 'src', 'bench'], { encoding: 'utf8' });
+  const status = spawnSync('git', ['status', '--porcelain', '--untracked-files=no', '--', 'src', 'bench'], { encoding: 'utf8', cwd });
   return { id: head.stdout.trim(), dirty: status.status === 0 && status.stdout.trim() !== '' };
 }
 
