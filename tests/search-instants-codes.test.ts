@@ -76,6 +76,28 @@ t.test('_lastUpdated reads meta.lastUpdated as a point (docs/fhir-search §3.4)'
   ]);
 });
 
+t.test('two _lastUpdated conditions (read as one interval) match what each matches alone, for every pair of prefixes', async (t) => {
+  const wrong: string[] = [];
+  const ids = async (query: string) => {
+    const res = await app.inject({ method: 'GET', url: `/fhir/v2/Practitioner?${query}`, headers: { 'SERVICE-API-KEY': API_KEY } });
+    if (res.statusCode !== 200) wrong.push(`${query}: ${res.statusCode}`);
+    const b = res.json() as { total?: number; entry?: { resource: { id: string } }[] };
+    return { ids: (b.entry ?? []).map((e) => e.resource.id).sort(), total: b.total };
+  };
+  const values = ['2020-01-15', '2020-01-15T10:30:00.123Z', '2020'];
+  const conditions = ['eq', 'ne', 'gt', 'lt', 'ge', 'le', 'sa', 'eb'].flatMap((p) => values.map((v) => `_lastUpdated=${p}${encodeURIComponent(v)}`));
+  const alone = new Map<string, string[]>();
+  for (const c of conditions) alone.set(c, (await ids(c)).ids);
+  for (const a of conditions) {
+    for (const b of conditions) {
+      const expected = alone.get(a)!.filter((id) => alone.get(b)!.includes(id));
+      const got = await ids(`${a}&${b}`);
+      if (JSON.stringify(got) !== JSON.stringify({ ids: expected, total: expected.length })) wrong.push(`${a}&${b}: ${JSON.stringify(got)}, expected ${expected}`);
+    }
+  }
+  t.same(wrong, [], `${conditions.length ** 2} pairs`);
+});
+
 t.test('an instant stored to the second is found by the same instant written with milliseconds or no zone', async (t) => {
   await table(t, [
     ['Practitioner?_lastUpdated=eq2024-08-13T01:50:51.000Z', ['E']],

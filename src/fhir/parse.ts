@@ -164,6 +164,22 @@ function parseSort(value: string, ctx: ParseContext, req: SearchRequest): void {
   if (req.sort.length) req.applied.push(['_sort', req.sort.map((k) => `${k.desc ? '-' : ''}${k.param.code}`).join(',')]);
 }
 
+/**
+ * The conditions with those on one parameter folded into one wherever its type can write them as
+ * one (SearchType.conjoin): `_lastUpdated=geX&_lastUpdated=ltY` reads one range of its index
+ * instead of intersecting two sets. The request's criteria and links keep what was asked.
+ */
+function conjoined(conditions: Condition[]): Condition[] {
+  const out: Condition[] = [];
+  for (const c of conditions) {
+    const i = 'param' in c ? out.findIndex((o) => o.kind === c.kind && 'param' in o && o.param.id === c.param.id) : -1;
+    const folded = i < 0 || !('param' in c) ? undefined : searchType(c.param).conjoin?.(out[i] as never, c as never);
+    if (folded) out[i] = folded;
+    else out.push(c);
+  }
+  return out;
+}
+
 const SUMMARY: SummaryMode[] = ['true', 'text', 'data', 'count', 'false'];
 const TOTAL: TotalMode[] = ['none', 'estimate', 'accurate'];
 
@@ -203,6 +219,7 @@ export function parseSearch(pairs: [string, string][], ctx: ParseContext): Searc
       ignore(err.subject === name ? err.message : `${name}: ${err.message}`, name);
     }
   }
+  req.conditions = conjoined(req.conditions);
   for (const [name, values] of result) {
     const keep = () => values.forEach((v) => req.applied.push([name, v]));
     switch (name) {

@@ -1,3 +1,4 @@
+import { singleValued } from '../../registry/index.ts';
 import { parseFhirDate, pgTimestamp } from '../date.ts';
 import { badRequest, notSupported } from '../outcome.ts';
 import type { Condition, DateValue, ParseContext } from '../search-request.ts';
@@ -81,6 +82,18 @@ function valueMatch(v: DateValue, instant: boolean): Statement {
   }
 }
 
+/** The points an instant's value matches, [from, to) (undefined: unbounded); undefined for `ne`, two intervals. */
+function pointsOf(v: DateValue): { from?: number; to?: number } | undefined {
+  switch (v.prefix) {
+    case 'eq': case 'ap': return { from: v.low, to: v.high };
+    case 'gt': case 'sa': return { from: v.high };
+    case 'ge': return { from: v.low };
+    case 'lt': case 'eb': return { to: v.low };
+    case 'le': return { to: v.high };
+    case 'ne': return undefined;
+  }
+}
+
 export const date: SearchType<DateCondition, DateRow> = {
   table: { name: 'date_idx', alias: 'd', columns: 'low, high' },
 
@@ -107,6 +120,21 @@ export const date: SearchType<DateCondition, DateRow> = {
       const to = hi === undefined ? 'd;' : bound(hi);
       return from && to ? { from, to } : undefined;
     },
+  },
+
+  // A single-valued instant is one point per resource: two one-value conditions on it are the
+  // intersection of their intervals, written with the prefixes valueMatch reads as points.
+  conjoin(a, b) {
+    if (a.kind !== 'date' || b.kind !== 'date' || !a.param.instant || !singleValued(a.param) || a.values.length !== 1 || b.values.length !== 1) return undefined;
+    const x = pointsOf(a.values[0]);
+    const y = pointsOf(b.values[0]);
+    if (!x || !y) return undefined;
+    const from = x.from === undefined ? y.from : y.from === undefined ? x.from : Math.max(x.from, y.from);
+    const to = x.to === undefined ? y.to : y.to === undefined ? x.to : Math.min(x.to, y.to);
+    const value: DateValue = from === undefined ? { prefix: 'lt', low: to!, high: to! }
+      : to === undefined ? { prefix: 'ge', low: from, high: from }
+      : { prefix: 'eq', low: from, high: Math.max(from, to) };
+    return { kind: 'date', param: a.param, values: [value] };
   },
 
   rows: (c, hints) => stmt`select d.rid from date_idx d where d.param = ${c.param.id} and ${date.match(c, hints)!}`,

@@ -47,6 +47,12 @@ export interface SearchType<C extends Condition = Condition, Row = unknown> {
    */
   pageRows?(c: C, hints: PlanHints, filter: Statement, limit: number): Statement | undefined;
   /**
+   * One condition matching exactly the resources both `a` and `b` (two conditions on the same
+   * parameter) match, when the type can write it (a single-valued instant: one interval of its
+   * one point); undefined: both are kept, each a set of its own.
+   */
+  conjoin?(a: C, b: C): C | undefined;
+  /**
    * A type whose conditions measure each match (near: its distance in km): the match entries of a
    * search with such a condition on its own type carry the measure, and without `_sort` it is read
    * smallest first (src/fhir/compile.ts `measuredBy`).
