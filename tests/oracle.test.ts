@@ -401,6 +401,13 @@ function drawSearch(rand: () => number, data: Record<string, R[]>) {
   };
   const params = Object.entries(ORACLE[type]);
   const n = rand() < 0.3 ? 2 : 1;
+  // A window of _lastUpdated, as a change feed asks for it: two conditions on one instant (the
+  // server reads them as one interval), from a resource's time to a later one's.
+  if (n === 2 && ORACLE[type]._lastUpdated && rand() < 0.25) {
+    const [from, to] = [pick(rows), pick(rows)].sort((a, b) => Date.parse(a.meta.lastUpdated) - Date.parse(b.meta.lastUpdated));
+    const bare = (r: R) => valueOf('_lastUpdated', ORACLE[type]._lastUpdated, r)!.value.replace(/^[a-z]{2}/, '');
+    conditions.push({ code: '_lastUpdated', values: [`${pick(['ge', 'gt', 'sa'])}${bare(from)}`] }, { code: '_lastUpdated', values: [`${pick(['lt', 'le', 'eb'])}${bare(to)}`] });
+  }
   for (let i = 0; i < 20 && conditions.length < n; i++) {
     const form = rand();
     const chains = CHAINS.filter(([t]) => t === type);
