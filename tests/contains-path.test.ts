@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { pageQuery } from '../src/fhir/compile.ts';
+import { countQuery, pageQuery } from '../src/fhir/compile.ts';
 import { containsNeedle } from '../src/fhir/types/string.ts';
 import { flatten } from '../src/fhir/statement.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
@@ -118,4 +118,32 @@ t.test(':contains finds what the incremental path writes and rewrites, and its t
   t.same(await ids('family:contains=nzib'), { ids: ['c1'], total: 1 }, 'and its new one does');
   const family = registry.forType('Practitioner').find((p) => p.code === 'family')!.id;
   t.same((await db.sql`select norm from string_value where param = ${family} order by norm`).map((r) => r.norm), ['dupont', 'quiberon', 'quiberonne', 'zanzibar']);
+});
+
+t.test("a needle's count reads its own values' rows by lookups, however common it is in another parameter", async (t) => {
+  const db = await testDatabase(t);
+  const family = registry.forType('Practitioner').find((p) => p.code === 'family')!.id;
+  const address = registry.forType('Organization').find((p) => p.code === 'address')!.id;
+  // 20,000 distinct family names, 30 of them with "ant"; 40,000 addresses all with it ("santé"):
+  // norm's statistics, shared by every parameter, make "%ant%" look like most family names.
+  await db.sql`
+    insert into string_idx (rid, param, norm, exact)
+    select i, ${family}, case when i <= 30 then 'dantec' || i else 'zed' || i end, 'x' from generate_series(1, 20000) i`;
+  await db.sql`
+    insert into string_idx (rid, param, norm, exact)
+    select 100000 + i, ${address}, 'centre de sante ' || i, 'x' from generate_series(1, 40000) i`;
+  await db.sql`analyze string_idx`;
+  await db.sql`analyze string_value`;
+  const req = parseSearch([['family:contains', 'ant']], {
+    version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(),
+    defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 100,
+  });
+  const { text, params } = flatten(countQuery(await new Planner().plan(runOn(db.sql), req), req));
+  t.same(await db.sql.unsafe(text, params as never[]), [{ count: '30' }]);
+  const [{ 'QUERY PLAN': [{ Plan: plan }] }] = await db.sql.unsafe(`explain (format json) ${text}`, params as never[]);
+  const nodes: { 'Node Type': string; 'Index Name'?: string; 'Index Cond'?: string }[] = [];
+  const walk = (n: { Plans?: unknown[] }) => { nodes.push(n as never); (n.Plans ?? []).forEach((c) => walk(c as never)); };
+  walk(plan);
+  t.notOk(nodes.some((n) => n['Node Type'].startsWith('Hash')), 'no hash of the parameter\'s rows');
+  t.ok(nodes.some((n) => n['Index Name'] === 'string_idx_norm' && /norm = v\.norm/.test(n['Index Cond'] ?? '')), 'a lookup of string_idx_norm per value');
 });

@@ -1503,17 +1503,21 @@ from (
     select s.rid
     from (
       select s.rid
-      from string_idx s
-      where s.param = $1
-        and s.norm in (select v.norm from string_value v where v.param = $2 and (v.norm like $3))
+      from (select v.norm from string_value v where v.param = $1 and (v.norm like $2)) v, lateral (
+        select s.rid
+        from string_idx s
+        where s.param = $3
+          and s.norm = v.norm
+        offset 0
+      ) s
       offset 0
     ) s
   ) r
   where true
 ) m
 -- $1 = 794697393 (Practitioner.family)
--- $2 = 794697393 (Practitioner.family)
--- $3 = "%mar%"
+-- $2 = "%mar%"
+-- $3 = 794697393 (Practitioner.family)
 `
 
 exports[`tests/compile-golden.test.ts > TAP > counts > Practitioner?family=ma: countedQuery (the kept total) 1`] = `
@@ -4041,9 +4045,13 @@ from (
     select s.rid
     from (
       select s.rid
-      from string_idx s
-      where s.param = $1
-        and s.norm in (select v.norm from string_value v where v.param = $2 and (v.norm like $3))
+      from (select v.norm from string_value v where v.param = $1 and (v.norm like $2)) v, lateral (
+        select s.rid
+        from string_idx s
+        where s.param = $3
+          and s.norm = v.norm
+        offset 0
+      ) s
       offset 0
     ) s
   ) r
@@ -4054,8 +4062,8 @@ from (
 join resource r on r.rid = page.rid
 order by r.rid
 -- $1 = 794697393 (Practitioner.family)
--- $2 = 794697393 (Practitioner.family)
--- $3 = "%100 sur%"
+-- $2 = "%100 sur%"
+-- $3 = 794697393 (Practitioner.family)
 -- $4 = 51
 `
 
@@ -4083,9 +4091,13 @@ from (
     select s.rid
     from (
       select s.rid
-      from string_idx s
-      where s.param = $1
-        and s.norm in (select v.norm from string_value v where v.param = $2 and (v.norm like $3))
+      from (select v.norm from string_value v where v.param = $1 and (v.norm like $2)) v, lateral (
+        select s.rid
+        from string_idx s
+        where s.param = $3
+          and s.norm = v.norm
+        offset 0
+      ) s
       offset 0
     ) s
   ) r
@@ -4096,8 +4108,8 @@ from (
 join resource r on r.rid = page.rid
 order by r.rid
 -- $1 = 794697393 (Practitioner.family)
--- $2 = 794697393 (Practitioner.family)
--- $3 = "%art%"
+-- $2 = "%art%"
+-- $3 = 794697393 (Practitioner.family)
 -- $4 = 51
 `
 
@@ -4109,9 +4121,13 @@ from (
     select s.rid
     from (
       select s.rid
-      from string_idx s
-      where s.param = $1
-        and s.norm in (select v.norm from string_value v where v.param = $2 and (v.norm like $3))
+      from (select v.norm from string_value v where v.param = $1 and (v.norm like $2)) v, lateral (
+        select s.rid
+        from string_idx s
+        where s.param = $3
+          and s.norm = v.norm
+        offset 0
+      ) s
       offset 0
     ) s
   ) r
@@ -4129,8 +4145,8 @@ from (
 join resource r on r.rid = page.rid
 order by r.rid
 -- $1 = 794697393 (Practitioner.family)
--- $2 = 794697393 (Practitioner.family)
--- $3 = "%art%"
+-- $2 = "%art%"
+-- $3 = 794697393 (Practitioner.family)
 -- $4 = 867648487 (Practitioner.active)
 -- $5 = "true"
 -- $6 = 51

@@ -114,10 +114,12 @@ export const string: SearchType<StringCondition, StringRow> = {
     if (!match) return stmt`select s.rid from string_idx s where s.param = ${c.param.id}`;
     const whole = readWhole(c, hints);
     if (c.mode === 'contains' && whole) {
-      // The needles' values from the trigram index of the distinct values (sql/016), then their rows.
+      // The needles' values from the trigram index of the distinct values (sql/016), then each
+      // value's rows by one lookup (OFFSET 0 in the lateral): a join PostgreSQL chose on its estimate
+      // of the values could hash every row of the parameter.
       const values = join(c.values.map((v) => stmt`v.norm like ${`%${likeEscape(normalize(v))}%`}`), 'or');
-      return stmt`select s.rid from (select s.rid from string_idx s where s.param = ${c.param.id} and s.norm in (
-        select v.norm from string_value v where v.param = ${c.param.id} and (${values})) offset 0) s`;
+      return stmt`select s.rid from (select s.rid from (select v.norm from string_value v where v.param = ${c.param.id} and (${values})) v,
+        lateral (select s.rid from string_idx s where s.param = ${c.param.id} and s.norm = v.norm offset 0) s offset 0) s`;
     }
     const set = stmt`select s.rid from string_idx s where s.param = ${c.param.id} and ${match}`;
     // OFFSET 0 keeps the subquery from being flattened into a key-order walk (see readWhole).
