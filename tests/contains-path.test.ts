@@ -27,7 +27,7 @@ t.test('needles for the trigram index need three letters or digits in a row, aft
   t.equal(containsNeedle('de lan'), 'de lan', 'one run of three is enough');
 });
 
-t.test('a needle is common when its estimated rows exceed √(page × rows of the parameter / 16)', async (t) => {
+t.test('a needle is common when its estimated rows exceed √(page × rows of the parameter / 6)', async (t) => {
   const db = await testDatabase(t);
   const param = registry.forType('Practitioner').find((p) => p.code === 'family')!.id;
   // 20,000 family rows: 6,000 contain "zqk", 30 contain "wvx", the rest neither.
@@ -44,10 +44,10 @@ t.test('a needle is common when its estimated rows exceed √(page × rows of th
     const ctx = await lookup.plan(runOn(db.sql), req);
     return ctx.commonNeedles!.has(`${param}/${needle}`);
   };
-  // √(51 × 20,000 / 16) ≈ 252 rows: "zqk" (6,000) walks, "wvx" (30) takes the trigram index.
+  // √(51 × 20,000 / 6) ≈ 412 rows: "zqk" (6,000) walks, "wvx" (30) takes the trigram index.
   t.equal(await common('zqk', 50), true, 'common needle: key-order walk');
   t.equal(await common('wvx', 50), false, 'rare needle: trigram index');
-  // A page of 1000 moves the crossover to √(1001 × 20,000 / 16) ≈ 1,119: 6,000 rows still walk…
+  // A page of 1000 moves the crossover to √(1001 × 20,000 / 6) ≈ 1,827: 6,000 rows still walk…
   const kept = new Planner();
   t.equal(await common('zqk', 1000, kept), true);
   // …but with 600 rows the larger page makes the trigram path the cheaper one.

@@ -171,8 +171,8 @@ export class Planner {
 /** A row of a prefix's range (index entry, de-duplication, sort) against an entry of the key-order walk. */
 const RANGE_ROW_COST = 8;
 
-/** A row of a :contains needle's trigram set (posting lists, bitmap, recheck) against a walked entry. */
-const CONTAINS_ROW_COST = 16;
+/** A row of a :contains needle's trigram set (its value found in string_value, its rows read) against a walked entry. */
+const CONTAINS_ROW_COST = 6;
 
 /**
  * The paths of a sorted first phase, in units of an entry of the walk that probes (the entry, the
