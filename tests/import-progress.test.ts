@@ -26,9 +26,14 @@ t.test('output to a pipe: a progress line at least every interval, phase, lines 
   const pattern = /^import (\d+\.\d) s: (reading|comparing|writing|finishing), [\d,]+ lines read, [\d,]+( of [\d,]+)? resources written, [\d,]+ (lines|resources)\/s$/;
   for (const l of progress) t.match(l, pattern);
   const times = progress.map((l) => Number(pattern.exec(l)?.[1]));
-  // A timer's line: late only by what holds the event loop (generous slack for a loaded machine).
+  // A timer's line is late by what holds the event loop: without worker threads, mapping and encoding
+  // a chunk (about a second here, several on a loaded machine). So the timer's pace is read off the
+  // median gap, and the longest gap is held to the promise users get, PROGRESS_INTERVAL_MS.
   const gaps = times.map((s, i) => s - (i === 0 ? 0 : times[i - 1]));
-  t.ok(Math.max(...gaps) <= interval / 1000 + 3, `gaps between lines at most the interval (${gaps.map((g) => g.toFixed(1)).join(' ')})`);
+  const said = gaps.map((g) => g.toFixed(1)).join(' ');
+  const median = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)];
+  t.ok(median <= interval / 1000 + 1, `a line every interval (${said})`);
+  t.ok(Math.max(...gaps) <= PROGRESS_INTERVAL_MS / 1000, `never silent longer than ${PROGRESS_INTERVAL_MS / 1000} s (${said})`);
   t.ok(progress.some((l) => / writing, /.test(l) || / finishing, /.test(l)), 'the write phase is said');
   const read = /^([\d,]+) lines read/m.exec(r.stdout)![1];
   t.match(progress.at(-1)!, `, ${read} lines read, `, 'the lines read reach the summary\'s count');
