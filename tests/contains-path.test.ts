@@ -95,6 +95,45 @@ t.test('a prefix whose range holds fewer rows than √(page × rows of the param
   t.equal((await rare('Pha', 1000)).rare, true);
 });
 
+t.test('beside a rare prefix, another prefix is read once, hashed, when its range is smaller than 50 probes a driver row', async (t) => {
+  const db = await testDatabase(t);
+  const [family, given] = ['family', 'given'].map((code) => registry.forType('Practitioner').find((p) => p.code === code)!.id);
+  // 20,000 practitioners: 20 families start with "pha" (rare: under √(51 × 20,000 / 8) ≈ 357 rows);
+  // 500 given names with "jea", 4,500 with "mar" of which 400 "marie…", the rest "zed". None is rare
+  // beside "pha", whose 20 rows cost 50 × 20 = 1,000 range rows in probes.
+  await db.sql`
+    insert into string_idx (rid, param, norm, exact)
+    select i, ${family}, case when i % 1000 = 0 then 'pha' || i else 'zed' || i end, 'x' from generate_series(1, 20000) i`;
+  await db.sql`
+    insert into string_idx (rid, param, norm, exact)
+    select i, ${given}, case when i <= 500 then 'jea' || i when i <= 4600 then 'mar' || i when i <= 5000 then 'marie' || i else 'zed' || i end, 'x'
+    from generate_series(1, 20000) i`;
+  await db.sql`analyze string_idx`;
+  const search = async (first: string) => {
+    const req = parseSearch([['family', 'pha'], ['given', first]], {
+      version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(),
+      defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 100,
+    });
+    const hints = await new Planner().plan(runOn(db.sql), req);
+    const page = flatten(pageQuery(hints, req, undefined, 51));
+    const counted = flatten(countQuery(hints, req));
+    const [{ count }] = await db.sql.unsafe(counted.text, counted.params as never[]);
+    const [{ 'QUERY PLAN': [{ Plan: plan }] }] = await db.sql.unsafe(`explain (format json) ${page.text}`, page.params as never[]);
+    return { hints, probed: /exists \(\s*select 1\s+from "string_idx"/.test(page.text), hashed: JSON.stringify(plan).includes('hashed SubPlan'), count: Number(count) };
+  };
+  const jea = await search('Jea');
+  t.same([...jea.hints.rarePrefixes!], [[`${family}/pha`, 20]], 'the rare prefix with its counted rows');
+  t.same([...jea.hints.prefixBounds!], [[`${given}/jea`, 500]], "the other's bound: its first three characters counted");
+  t.ok(jea.hashed && !jea.probed, '500 rows < 1,000: read once, hashed');
+  const mar = await search('mar');
+  t.ok(mar.probed && !mar.hashed, '4,500 rows > 1,000: probed for each of the 20 rows');
+  const marie = await search('marie');
+  t.same([...marie.hints.prefixBounds!], [[`${given}/marie`, 4500]], 'a longer prefix is bounded by its first three characters');
+  t.ok(marie.probed && !marie.hashed, 'so "marie" (400 rows) is probed, as before');
+  // The "pha" rows are the multiples of 1,000: none under "jea" (1–500), 1,000 to 5,000 under "mar", 5,000 under "marie".
+  t.same([jea.count, mar.count, marie.count], [0, 5, 1], 'the matches, counted');
+});
+
 t.test(':contains finds what the incremental path writes and rewrites, and its total is counted through string_value', async (t) => {
   const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
   const { get } = searchHelpers(app, { key: API_KEY });

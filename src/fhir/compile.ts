@@ -2,7 +2,7 @@ import { singleValued } from '../registry/index.ts';
 import type { Condition, SearchRequest } from './search-request.ts';
 import { ident, join, stmt, type Statement } from './statement.ts';
 import { searchType, type CountedKeys } from './types/index.ts';
-import { readWhole } from './types/string.ts';
+import { readWhole, setBeside } from './types/string.ts';
 import type { PlanHints } from './search-request.ts';
 
 /**
@@ -77,6 +77,15 @@ export function probe(hints: PlanHints, c: Condition, type: string, alias: strin
 }
 
 /**
+ * A condition checked for each candidate `alias`.rid against its set, built once: inside an
+ * expression PostgreSQL keeps the set a SubPlan and hashes it when its estimate fits the hash memory
+ * (never a join it could repeat for each row, as it does beside a range it estimates at one row).
+ */
+function hashedSet(hints: PlanHints, c: Condition, type: string, alias: string): Statement {
+  return stmt`coalesce(${condition(hints, c, type, alias)}, false)`;
+}
+
+/**
  * The keys of the matches. A positive condition drives (its index yields candidate rids without
  * touching the resource table; a near circle first, read by a few index ranges and never wider than
  * its maximum distance, then identifiers and references, booleans and dates last, the planner may
@@ -89,9 +98,13 @@ function matchKeys(hints: PlanHints, req: SearchRequest, afterRid: string | unde
   const rank = (c: Positive) => DRIVER_RANK[c.kind] + (c.kind === 'token' && c.param.boolean ? 10 : 0);
   const driver = req.conditions.filter(isPositive).sort((a, b) => rank(a) - rank(b))[0];
   // A driver read whole is small (a rare prefix or needle) and PostgreSQL cannot see how small:
-  // the other conditions are probed for each of its rows rather than joined as sets.
-  const small = driver?.kind === 'string' && readWhole(driver, hints);
-  const rest = req.conditions.filter((c) => c !== driver).map((c) => (small ? probe(hints, c, req.type, 'r') : condition(hints, c, req.type, 'r')));
+  // the other conditions are probed for each of its rows rather than joined as sets, but a prefix
+  // whose range is smaller than the probes would cost (setBeside) is read once, hashed.
+  const small = driver?.kind === 'string' && readWhole(driver, hints) ? driver : undefined;
+  const rest = req.conditions.filter((c) => c !== driver).map((c) => {
+    if (!small) return condition(hints, c, req.type, 'r');
+    return setBeside(c, small, hints) ? hashedSet(hints, c, req.type, 'r') : probe(hints, c, req.type, 'r');
+  });
   if (afterRid !== undefined) rest.push(stmt`r.rid > ${afterRid}`);
   if (!driver) return stmt`select r.rid from resource r where ${join([stmt`r.type = ${req.type}`, ...rest], 'and')}`;
   // A page of a driver read lookup by lookup: at most `limit` rows of each.

@@ -115,8 +115,13 @@ export interface PlanHints {
   systemId(uri: string): number | undefined;
   /** `param/needle` of :contains values the planner expects to be common (src/fhir/types/string.ts). */
   commonNeedles?: ReadonlySet<string>;
-  /** `param/norm` of prefix values whose range holds fewer rows than a key-order walk would read. */
-  rarePrefixes?: ReadonlySet<string>;
+  /** `param/norm` of prefix values whose range holds fewer rows than a key-order walk would read → those rows. */
+  rarePrefixes?: ReadonlyMap<string, number>;
+  /**
+   * `param/norm` of the other prefix values of a search with a rare one → at most how many rows
+   * their range holds (the resources counted under their first three characters).
+   */
+  prefixBounds?: ReadonlyMap<string, number>;
   /**
    * How a sorted search with conditions reads its first phase (src/fhir/sort.ts): `walk` the first
    * key's index probing the conditions per row (many matches), `hashed` walk it keeping the rows in

@@ -4,7 +4,7 @@ import { sortBounds, sortedPageQuery } from '../fhir/sort.ts';
 import { normalize, prefixUpperBound } from '../fhir/normalize.ts';
 import type { Condition, PlanHints, SearchRequest, SortPath } from '../fhir/search-request.ts';
 import { stmt, type Statement } from '../fhir/statement.ts';
-import { containsNeedle, likeEscape } from '../fhir/types/string.ts';
+import { containsNeedle, countedPrefixKey, likeEscape } from '../fhir/types/string.ts';
 import type { BoundParam } from '../registry/index.ts';
 import type { Run } from './query.ts';
 import { TokenSystems } from './token-systems.ts';
@@ -53,15 +53,21 @@ export class Planner {
     req.conditions.forEach(walk);
     await this.systems.find(run, uris);
     const pageRows = req.count + 1;
-    const [common, rare] = await Promise.all([
+    const [common, ranges] = await Promise.all([
       Promise.all(needles.map(async ({ param, needle }) => ((await this.isCommon(run, param, needle, pageRows)) ? `${param}/${needle}` : undefined))),
-      Promise.all(prefixes.map(async ({ param, norm }) => ((await this.isRarePrefix(run, param, norm, pageRows)) ? `${param}/${norm}` : undefined))),
+      Promise.all(prefixes.map(async (p) => ({ ...p, rows: await this.rareRows(run, p.param, p.norm, pageRows) }))),
     ]);
+    const rare = ranges.filter((p) => p.rows !== undefined);
     const hints: PlanHints = {
       systemId: (uri) => this.systems.known(uri),
       commonNeedles: new Set(common.filter((k): k is string => k !== undefined)),
-      rarePrefixes: new Set(rare.filter((k): k is string => k !== undefined)),
+      rarePrefixes: new Map(rare.map((p) => [`${p.param}/${p.norm}`, p.rows!])),
     };
+    // Beside a rare prefix, the compiler weighs the other prefixes' ranges against its rows.
+    if (rare.length > 0 && rare.length < ranges.length) {
+      const others = ranges.filter((p) => p.rows === undefined);
+      hints.prefixBounds = new Map(await Promise.all(others.map(async (p) => [`${p.param}/${p.norm}`, await this.prefixBound(run, p.param, p.norm)] as const)));
+    }
     const spellings = await spellingsOf(run, req);
     if (spellings) hints.spellings = spellings;
     if (req.sort.length && req.conditions.length && req.count > 0) hints.sortPath = await this.sortPathOf(run, hints, req);
@@ -74,18 +80,28 @@ export class Planner {
   }
 
   /**
-   * A prefix is rare when its range of the parameter's index holds fewer rows than the crossover:
-   * reading the whole range and keeping the page's first keys then costs less than walking the
-   * parameter in key order until the page is full. The rows are counted, up to the crossover,
-   * rather than estimated: the statistics of `norm` mix every string parameter, and a prefix
-   * common in addresses looks common in names too.
+   * The rows of a rare prefix's range, undefined for a prefix that is not rare. A prefix is rare when
+   * its range of the parameter's index holds fewer rows than the crossover: reading the whole range
+   * and keeping the page's first keys then costs less than walking the parameter in key order until
+   * the page is full. The rows are counted, up to the crossover, rather than estimated: the
+   * statistics of `norm` mix every string parameter, and a prefix common in addresses looks common
+   * in names too.
    */
-  private async isRarePrefix(run: Run, param: number, norm: string, pageRows: number): Promise<boolean> {
+  private async rareRows(run: Run, param: number, norm: string, pageRows: number): Promise<number | undefined> {
     const crossover = Math.ceil(Math.sqrt((pageRows * (await this.stringRows(run, param))) / RANGE_ROW_COST));
     return this.decided(`prefix/${param}/${norm}/${crossover}`, async () => {
       const [{ n }] = await run<{ n: string }[]>(stmt`
         select count(*) as n from (select 1 from string_idx s where s.param = ${param} and s.norm >= ${norm} and s.norm < ${prefixUpperBound(norm)!} limit ${crossover}) x`);
-      return Number(n) < crossover;
+      return Number(n) < crossover ? Number(n) : undefined;
+    });
+  }
+
+  /** At most how many rows a prefix's range holds: the resources counted under its first characters (value_count, sql/012). */
+  private prefixBound(run: Run, param: number, norm: string): Promise<number> {
+    const key = countedPrefixKey(norm);
+    return this.decided(`bound/${param}/${key}`, async () => {
+      const [{ n }] = await run<{ n: string }[]>(stmt`select coalesce(sum(v.n), 0) as n from value_count v where v.param = ${param} and v.key = ${key}`);
+      return Number(n);
     });
   }
 

@@ -4252,6 +4252,52 @@ order by r.rid
 -- $4 = 51
 `
 
+exports[`tests/compile-golden.test.ts > TAP > string > Practitioner?family=zyg&given=jean&active=true (a rare prefix drives, a prefix of a smaller range than its probes read once, hashed) 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
+from (
+  select distinct r.rid
+  from (
+    select s.rid
+    from (
+      select s.rid
+      from string_idx s
+      where s.param = $1
+        and (s.norm >= $2 and s.norm < $3)
+      offset 0
+    ) s
+  ) r
+  where coalesce(
+    "r".rid in (
+      select s.rid
+      from string_idx s
+      where s.param = $4
+        and (s.norm >= $5 and s.norm < $6)
+    ), false
+  )
+    and exists (
+      select 1
+      from "token_idx" "t"
+      where "t".rid = "r".rid
+        and "t".param = $7
+        and t.code = $8
+      offset 0
+    )
+  order by 1
+  limit $9
+) page
+join resource r on r.rid = page.rid
+order by r.rid
+-- $1 = 794697393 (Practitioner.family)
+-- $2 = "zyg"
+-- $3 = "zyh"
+-- $4 = 951115054 (Practitioner.given)
+-- $5 = "jean"
+-- $6 = "jeao"
+-- $7 = 867648487 (Practitioner.active)
+-- $8 = "true"
+-- $9 = 51
+`
+
 exports[`tests/compile-golden.test.ts > TAP > string > Practitioner?family=zyg&given=jean&active=true (a rare prefix drives, the others probed) 1`] = `
 select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
 from (

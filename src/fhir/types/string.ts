@@ -25,6 +25,21 @@ const COUNTED_PREFIX = 3;
 
 export const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** The value_count key of a folded value's first COUNTED_PREFIX characters (by code points, as string_count_keys). */
+export const countedPrefixKey = (norm: string) => `p:${Array.from(norm).slice(0, COUNTED_PREFIX).join('')}`;
+
+/**
+ * A probe of a prefix for one row of a small driver (a lookup of the parameter's index by rid),
+ * against a row of the prefix's range read once and hashed.
+ */
+const PROBE_ROW_COST = 50;
+
+/**
+ * The most rows of a set hashed beside a driver: PostgreSQL hashes it only when its estimate fits
+ * the hash memory (4 MB of work_mem × 2 by default: about 150,000 rows), else scans it per row.
+ */
+const HASHED_SET_ROWS = 100_000;
+
 /**
  * Folded :contains needles with a run of 3 letters or digits (at least one trigram pg_trgm can look
  * up: it splits on anything else) are candidates for the trigram index.
@@ -49,6 +64,25 @@ export function readWhole(c: StringCondition, hints: PlanHints): boolean {
   };
   if (c.mode === 'contains') return c.values.every(rare);
   return c.mode === 'prefix' && c.values.every((v) => hints.rarePrefixes?.has(`${c.param.id}/${normalize(v)}`) === true);
+}
+
+/**
+ * Beside a small driver (a condition read whole), whether the prefix condition `c` is read as a set,
+ * its ranges once, rather than probed for each of the driver's rows: when its ranges hold fewer rows
+ * than PROBE_ROW_COST × the driver's, and few enough to be hashed. A rare prefix drives with its
+ * counted rows; the other prefixes are weighed by their bounds (the planner's hints). A needle's
+ * rows are not counted: probed.
+ */
+export function setBeside(c: Condition, driver: StringCondition, hints: PlanHints): boolean {
+  if (c.kind !== 'string' || c.mode !== 'prefix' || driver.mode !== 'prefix') return false;
+  const rows = (d: StringCondition) =>
+    d.values.reduce<number | undefined>((sum, v) => {
+      const key = `${d.param.id}/${normalize(v)}`;
+      const n = hints.rarePrefixes?.get(key) ?? hints.prefixBounds?.get(key);
+      return sum === undefined || n === undefined ? undefined : sum + n;
+    }, 0);
+  const [driverRows, range] = [rows(driver), rows(c)];
+  return driverRows !== undefined && range !== undefined && range < PROBE_ROW_COST * driverRows && range <= HASHED_SET_ROWS;
 }
 
 export const string: SearchType<StringCondition, StringRow> = {
@@ -105,7 +139,7 @@ export const string: SearchType<StringCondition, StringRow> = {
       if (c.mode !== 'prefix' || c.values.length !== 1) return undefined;
       const norm = normalize(c.values[0]);
       const n = Array.from(norm).length;
-      return n >= 1 && n <= COUNTED_PREFIX ? { keys: [`p:${norm}`] } : undefined;
+      return n >= 1 && n <= COUNTED_PREFIX ? { keys: [countedPrefixKey(norm)] } : undefined;
     },
   },
 
