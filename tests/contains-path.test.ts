@@ -98,16 +98,22 @@ t.test('a prefix whose range holds fewer rows than √(page × rows of the param
 t.test('beside a rare prefix, another prefix is read once, hashed, when its range is smaller than 50 probes a driver row', async (t) => {
   const db = await testDatabase(t);
   const [family, given] = ['family', 'given'].map((code) => registry.forType('Practitioner').find((p) => p.code === code)!.id);
-  // 20,000 practitioners: 20 families start with "pha" (rare: under √(51 × 20,000 / 8) ≈ 357 rows);
-  // 500 given names with "jea", 4,500 with "mar" of which 400 "marie…", the rest "zed". None is rare
-  // beside "pha", whose 20 rows cost 50 × 20 = 1,000 range rows in probes.
+  // 20,000 practitioners: 20 families start with "pha" (rare: under √(51 × 20,000 / 8) ≈ 357 rows),
+  // those of the multiples of 1,000; 502 given names with "jea" (1–500, 1,000 and 2,000), 4,498 with
+  // "mar" of which 400 "marie…" (4,601–5,000), the rest "zed". None is rare beside "pha", whose 20
+  // rows cost 50 × 20 = 1,000 range rows in probes.
   await db.sql`
     insert into string_idx (rid, param, norm, exact)
     select i, ${family}, case when i % 1000 = 0 then 'pha' || i else 'zed' || i end, 'x' from generate_series(1, 20000) i`;
   await db.sql`
     insert into string_idx (rid, param, norm, exact)
-    select i, ${given}, case when i <= 500 then 'jea' || i when i <= 4600 then 'mar' || i when i <= 5000 then 'marie' || i else 'zed' || i end, 'x'
+    select i, ${given}, case when i <= 500 or i in (1000, 2000) then 'jea' || i when i <= 4600 then 'mar' || i when i <= 5000 then 'marie' || i else 'zed' || i end, 'x'
     from generate_series(1, 20000) i`;
+  // The resources of the "pha" rows, which the page reads.
+  await db.sql`
+    insert into resource (rid, type, id, version_id, last_updated, content)
+    select i, 'Practitioner', 'p' || i, 1, now(), jsonb_build_object('resourceType', 'Practitioner', 'id', 'p' || i)
+    from generate_series(1000, 20000, 1000) i`;
   await db.sql`analyze string_idx`;
   const search = async (first: string) => {
     const req = parseSearch([['family', 'pha'], ['given', first]], {
@@ -118,20 +124,22 @@ t.test('beside a rare prefix, another prefix is read once, hashed, when its rang
     const page = flatten(pageQuery(hints, req, undefined, 51));
     const counted = flatten(countQuery(hints, req));
     const [{ count }] = await db.sql.unsafe(counted.text, counted.params as never[]);
+    const rows = await db.sql.unsafe(`select rid from (${page.text}) p`, page.params as never[]);
     const [{ 'QUERY PLAN': [{ Plan: plan }] }] = await db.sql.unsafe(`explain (format json) ${page.text}`, page.params as never[]);
-    return { hints, probed: /exists \(\s*select 1\s+from "string_idx"/.test(page.text), hashed: JSON.stringify(plan).includes('hashed SubPlan'), count: Number(count) };
+    return { hints, probed: /exists \(\s*select 1\s+from "string_idx"/.test(page.text), hashed: JSON.stringify(plan).includes('hashed SubPlan'), count: Number(count), rids: rows.map((r) => Number(r.rid)) };
   };
   const jea = await search('Jea');
   t.same([...jea.hints.rarePrefixes!], [[`${family}/pha`, 20]], 'the rare prefix with its counted rows');
-  t.same([...jea.hints.prefixBounds!], [[`${given}/jea`, 500]], "the other's bound: its first three characters counted");
-  t.ok(jea.hashed && !jea.probed, '500 rows < 1,000: read once, hashed');
+  t.same([...jea.hints.prefixBounds!], [[`${given}/jea`, 502]], "the other's bound: its first three characters counted");
+  t.ok(jea.hashed && !jea.probed, '502 rows < 1,000: read once, hashed');
   const mar = await search('mar');
-  t.ok(mar.probed && !mar.hashed, '4,500 rows > 1,000: probed for each of the 20 rows');
+  t.ok(mar.probed && !mar.hashed, '4,498 rows > 1,000: probed for each of the 20 rows');
   const marie = await search('marie');
-  t.same([...marie.hints.prefixBounds!], [[`${given}/marie`, 4500]], 'a longer prefix is bounded by its first three characters');
+  t.same([...marie.hints.prefixBounds!], [[`${given}/marie`, 4498]], 'a longer prefix is bounded by its first three characters');
   t.ok(marie.probed && !marie.hashed, 'so "marie" (400 rows) is probed, as before');
-  // The "pha" rows are the multiples of 1,000: none under "jea" (1–500), 1,000 to 5,000 under "mar", 5,000 under "marie".
-  t.same([jea.count, mar.count, marie.count], [0, 5, 1], 'the matches, counted');
+  // The "pha" rows are the multiples of 1,000: 1,000 and 2,000 under "jea", 3,000 to 5,000 under "mar", 5,000 under "marie".
+  t.same([jea.rids, mar.rids, marie.rids], [[1000, 2000], [3000, 4000, 5000], [5000]], 'the page: the matches in key order');
+  t.same([jea.count, mar.count, marie.count], [2, 3, 1], 'the matches, counted');
 });
 
 t.test(':contains finds what the incremental path writes and rewrites, and its total is counted through string_value', async (t) => {
