@@ -73,7 +73,7 @@ t.test('token', async (t) => {
 
 t.test('string', async (t) => {
   const family = pid('Practitioner', 'family');
-  const given = pid('Practitioner', 'given');
+  const name = pid('Practitioner', 'name');
   pages(t, [
     'Practitioner?family=martin',
     'Practitioner?family=Martin,Dupont',
@@ -84,18 +84,21 @@ t.test('string', async (t) => {
     'Practitioner?name:family=martin',
     'Practitioner?name=jean&family=martin',
     'Organization?address-postalcode=75',
+    // A prefix on family and on given: one range of their pairs (src/fhir/types/pair.ts).
+    'Practitioner?family=martin&given=jea',
+    'Practitioner?name:family=martin&name:given=jea,mar&active=true',
   ]);
   golden(t, 'Practitioner?family:contains=mar (a common needle)', page(parse('Practitioner?family:contains=mar'), hints({ commonNeedles: new Set([`${family}/mar`]) })));
   golden(t, 'Practitioner?family=zyg (a rare prefix)', page(parse('Practitioner?family=zyg'), hints({ rarePrefixes: new Map([[`${family}/zyg`, 20]]) })));
   golden(
     t,
-    'Practitioner?family=zyg&given=jean&active=true (a rare prefix drives, the others probed)',
-    page(parse('Practitioner?family=zyg&given=jean&active=true'), hints({ rarePrefixes: new Map([[`${family}/zyg`, 20]]) })),
+    'Practitioner?family=zyg&name=jean&active=true (a rare prefix drives, the others probed)',
+    page(parse('Practitioner?family=zyg&name=jean&active=true'), hints({ rarePrefixes: new Map([[`${family}/zyg`, 20]]) })),
   );
   golden(
     t,
-    'Practitioner?family=zyg&given=jean&active=true (a rare prefix drives, a prefix of a smaller range than its probes read once, hashed)',
-    page(parse('Practitioner?family=zyg&given=jean&active=true'), hints({ rarePrefixes: new Map([[`${family}/zyg`, 20]]), prefixBounds: new Map([[`${given}/jean`, 300]]) })),
+    'Practitioner?family=zyg&name=jean&active=true (a rare prefix drives, a prefix of a smaller range than its probes read once, hashed)',
+    page(parse('Practitioner?family=zyg&name=jean&active=true'), hints({ rarePrefixes: new Map([[`${family}/zyg`, 20]]), prefixBounds: new Map([[`${name}/jean`, 300]]) })),
   );
   golden(t, 'Practitioner?family:contains=art&active=true (a rare needle drives, the others probed)', page(parse('Practitioner?family:contains=art&active=true')));
 });

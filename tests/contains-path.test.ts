@@ -97,9 +97,9 @@ t.test('a prefix whose range holds fewer rows than √(page × rows of the param
 
 t.test('beside a rare prefix, another prefix is read once, hashed, when its range is smaller than 50 probes a driver row', async (t) => {
   const db = await testDatabase(t);
-  const [family, given] = ['family', 'given'].map((code) => registry.forType('Practitioner').find((p) => p.code === code)!.id);
+  const [family, name] = ['family', 'name'].map((code) => registry.forType('Practitioner').find((p) => p.code === code)!.id);
   // 20,000 practitioners: 20 families start with "pha" (rare: under √(51 × 20,000 / 8) ≈ 357 rows),
-  // those of the multiples of 1,000; 502 given names with "jea" (1–500, 1,000 and 2,000), 4,498 with
+  // those of the multiples of 1,000; 502 names with "jea" (1–500, 1,000 and 2,000), 4,498 with
   // "mar" of which 400 "marie…" (4,601–5,000), the rest "zed". None is rare beside "pha", whose 20
   // rows cost 50 × 20 = 1,000 range rows in probes.
   await db.sql`
@@ -107,7 +107,7 @@ t.test('beside a rare prefix, another prefix is read once, hashed, when its rang
     select i, ${family}, case when i % 1000 = 0 then 'pha' || i else 'zed' || i end, 'x' from generate_series(1, 20000) i`;
   await db.sql`
     insert into string_idx (rid, param, norm, exact)
-    select i, ${given}, case when i <= 500 or i in (1000, 2000) then 'jea' || i when i <= 4600 then 'mar' || i when i <= 5000 then 'marie' || i else 'zed' || i end, 'x'
+    select i, ${name}, case when i <= 500 or i in (1000, 2000) then 'jea' || i when i <= 4600 then 'mar' || i when i <= 5000 then 'marie' || i else 'zed' || i end, 'x'
     from generate_series(1, 20000) i`;
   // The resources of the "pha" rows, which the page reads.
   await db.sql`
@@ -116,7 +116,7 @@ t.test('beside a rare prefix, another prefix is read once, hashed, when its rang
     from generate_series(1000, 20000, 1000) i`;
   await db.sql`analyze string_idx`;
   const search = async (first: string) => {
-    const req = parseSearch([['family', 'pha'], ['given', first]], {
+    const req = parseSearch([['family', 'pha'], ['name', first]], {
       version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(),
       defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 100,
     });
@@ -130,12 +130,12 @@ t.test('beside a rare prefix, another prefix is read once, hashed, when its rang
   };
   const jea = await search('Jea');
   t.same([...jea.hints.rarePrefixes!], [[`${family}/pha`, 20]], 'the rare prefix with its counted rows');
-  t.same([...jea.hints.prefixBounds!], [[`${given}/jea`, 502]], "the other's bound: its first three characters counted");
+  t.same([...jea.hints.prefixBounds!], [[`${name}/jea`, 502]], "the other's bound: its first three characters counted");
   t.ok(jea.hashed && !jea.probed, '502 rows < 1,000: read once, hashed');
   const mar = await search('mar');
   t.ok(mar.probed && !mar.hashed, '4,498 rows > 1,000: probed for each of the 20 rows');
   const marie = await search('marie');
-  t.same([...marie.hints.prefixBounds!], [[`${given}/marie`, 4498]], 'a longer prefix is bounded by its first three characters');
+  t.same([...marie.hints.prefixBounds!], [[`${name}/marie`, 4498]], 'a longer prefix is bounded by its first three characters');
   t.ok(marie.probed && !marie.hashed, 'so "marie" (400 rows) is probed, as before');
   // The "pha" rows are the multiples of 1,000: 1,000 and 2,000 under "jea", 3,000 to 5,000 under "mar", 5,000 under "marie".
   t.same([jea.rids, mar.rids, marie.rids], [[1000, 2000], [3000, 4000, 5000], [5000]], 'the page: the matches in key order');

@@ -23,6 +23,8 @@ const location = (id: string) => locations.find((r: { id: string }) => r.id === 
 function values(type: ResourceType, code: string, resource: Record<string, unknown>): string[] {
   const p = registry.byCode(type, code);
   if (!p) throw new Error(`no ${type}.${code}`);
+  // A pair's rows come from its parts' (extracted with it), shown alone.
+  if (p.special === 'pair') return extract(resource, [...p.pair!.map((c) => registry.byCode(type, c)!), p]).pair.map((r) => `${r.a}|${r.b}`).sort();
   const rows = extract(resource, [p]);
   return [
     ...rows.token.map((r) => (r.system === null ? r.code : `${r.system}|${r.code}`)),
@@ -52,6 +54,9 @@ const cases: [ResourceType, string, Record<string, unknown>, string[]][] = [
   ['Practitioner', 'identifier-type', PRA, [`${V20203}|IDNPS`, `${V20203}|RPPS`]],
   ['Practitioner', 'family', PRA, ['leclerc/Leclerc']],
   ['Practitioner', 'given', PRA, ['sophie/Sophie']],
+  ['Practitioner', 'family+given', PRA, ['leclerc|sophie']],
+  // Every family of any name with every given name of any name, each folded pair once.
+  ['Practitioner', 'family+given', shape('xt-pra-names'), ['durand lefevre|anne', 'durand lefevre|marie', 'durand|anne', 'durand|marie']],
   ['Practitioner', 'name', PRA, ['dr/DR', 'leclerc sophie/Leclerc Sophie', 'leclerc/Leclerc', 'mme/MME', 'sophie/Sophie']],
   ['Practitioner', 'phonetic', PRA, ['leclerc~its sound', 'sophie~its sound']],
   ['Organization', 'phonetic', ORG_CAB, ['cabinet~its sound', 'cabinetdegroupe~its sound', 'cabinetsaintantoine~its sound', 'de~its sound', 'groupe~its sound', 'saint~its sound', 'antoine~its sound'].sort()],

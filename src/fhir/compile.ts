@@ -15,9 +15,9 @@ import type { PlanHints } from './search-request.ts';
 
 const ALIASES = ['r', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8'];
 
-type Positive = Extract<Condition, { kind: 'token' | 'string' | 'date' | 'reference' | 'phonetic' | 'near' | 'chain' | 'has' }>;
+type Positive = Extract<Condition, { kind: 'token' | 'string' | 'date' | 'reference' | 'phonetic' | 'near' | 'pair' | 'chain' | 'has' }>;
 const isPositive = (c: Condition): c is Positive =>
-  ['string', 'date', 'reference', 'phonetic', 'near', 'chain', 'has'].includes(c.kind) || (c.kind === 'token' && !c.not);
+  ['string', 'date', 'reference', 'phonetic', 'near', 'pair', 'chain', 'has'].includes(c.kind) || (c.kind === 'token' && !c.not);
 
 /** The rids of the `type` resources a positive condition selects (a rid may repeat). */
 function ridSet(hints: PlanHints, c: Positive, type: string, depth: number): Statement {
@@ -71,7 +71,7 @@ export function condition(hints: PlanHints, c: Condition, type: string, alias: s
  * check: PostgreSQL would otherwise turn it into a join and may read the whole set.
  */
 export function probe(hints: PlanHints, c: Condition, type: string, alias: string): Statement {
-  const indexed = (c.kind === 'token' && !c.not) || c.kind === 'string' || c.kind === 'date';
+  const indexed = (c.kind === 'token' && !c.not) || c.kind === 'string' || c.kind === 'date' || c.kind === 'pair';
   if (!indexed || c.param.column) return condition(hints, c, type, alias);
   return stmt`exists (${rowsOfResource(hints, c, alias, true)} offset 0)`;
 }
@@ -88,11 +88,11 @@ function hashedSet(hints: PlanHints, c: Condition, type: string, alias: string):
 /**
  * The keys of the matches. A positive condition drives (its index yields candidate rids without
  * touching the resource table; a near circle first, read by a few index ranges and never wider than
- * its maximum distance, then identifiers and references, booleans and dates last, the planner may
+ * its maximum distance, then identifiers and references, a pair's one range, booleans and dates last, the planner may
  * still reorder the semi-joins); the other conditions filter. With no positive condition the
  * resource table's (type, rid) index drives.
  */
-const DRIVER_RANK: Record<Positive['kind'], number> = { near: -1, token: 0, reference: 1, phonetic: 2, chain: 3, has: 4, string: 5, date: 6 };
+const DRIVER_RANK: Record<Positive['kind'], number> = { near: -1, token: 0, reference: 1, pair: 2, phonetic: 2, chain: 3, has: 4, string: 5, date: 6 };
 
 function matchKeys(hints: PlanHints, req: SearchRequest, afterRid: string | undefined, limit?: number): Statement {
   const rank = (c: Positive) => DRIVER_RANK[c.kind] + (c.kind === 'token' && c.param.boolean ? 10 : 0);

@@ -1,6 +1,7 @@
 import type { BoundParam, Path, Registry, ResourceType, Step } from '../registry/index.ts';
 import type { DateRow } from './types/date.ts';
 import type { NearRow } from './types/near.ts';
+import { addPairRows, type PairRow } from './types/pair.ts';
 import { describe, INDEX_KINDS, indexKind, isObject, searchType, subPath, type Fail, type IndexKind } from './types/index.ts';
 import type { PhoneticRow } from './types/phonetic.ts';
 import type { ReferenceRow } from './types/reference.ts';
@@ -17,7 +18,7 @@ import type { TokenRow } from './types/token.ts';
  * The walk keeps no element path: when something is wrong it stops, and the same walk runs again
  * with its path traced, to name the element.
  */
-export type { DateRow, NearRow, PhoneticRow, ReferenceRow, StringRow, TokenRow };
+export type { DateRow, NearRow, PairRow, PhoneticRow, ReferenceRow, StringRow, TokenRow };
 /** A resource's index rows, by index table (src/fhir/types INDEXED). */
 export interface IndexRows {
   token: TokenRow[];
@@ -26,6 +27,7 @@ export interface IndexRows {
   reference: ReferenceRow[];
   phonetic: PhoneticRow[];
   near: NearRow[];
+  pair: PairRow[];
 }
 
 export const emptyIndexRows = (): IndexRows => Object.fromEntries(INDEX_KINDS.map((k) => [k, []])) as unknown as IndexRows;
@@ -137,12 +139,19 @@ export function compileExtractor(params: readonly BoundParam[]): Extractor {
     };
     return [{ table, paths: p.paths.map((path) => compilePath(path, visit)) }];
   });
+  // A pair's rows follow from its parts' string rows, once they are all extracted.
+  const pairs = params.filter((p) => p.special === 'pair').map((p) => {
+    const [a, b] = p.pair!.map((code) => params.find((x) => x.code === code && x.type === 'string'));
+    if (!a || !b) throw new Error(`pair ${p.resourceType}.${p.code}: its parts ${p.pair!.join(', ')} must be string parameters of the type`);
+    return { p, a, b };
+  });
   const walk = (resource: Record<string, unknown>, trail: Trail): IndexRows => {
     rows = emptyIndexRows();
     for (const c of compiled) {
       start = rows[c.table].length;
       for (const path of c.paths) path(resource, trail);
     }
+    for (const { p, a, b } of pairs) addPairRows(p, a, b, rows.string, rows.pair);
     return rows;
   };
   return (resource) => {

@@ -180,6 +180,24 @@ function conjoined(conditions: Condition[]): Condition[] {
   return out;
 }
 
+/**
+ * A prefix condition on each of a pair's two parameters (src/fhir/types/pair.ts) folded into one
+ * condition on the pair, whose index holds both: one range read instead of two sets intersected.
+ * Not for a sorted search, whose sort walks take their bounds from the conditions on the sort key.
+ */
+function paired(conditions: Condition[], ctx: ParseContext): Condition[] {
+  let out = conditions;
+  for (const p of ctx.registry.forType(ctx.type)) {
+    if (p.special !== 'pair') continue;
+    const [i, j] = p.pair!.map((code) => out.findIndex((c) => c.kind === 'string' && c.mode === 'prefix' && c.param.code === code));
+    if (i < 0 || j < 0) continue;
+    const [a, b] = [out[i], out[j]] as Extract<Condition, { kind: 'string' }>[];
+    const folded: Condition = { kind: 'pair', param: p, a: a.values, b: b.values };
+    out = out.flatMap((c, k) => (k === i ? [folded] : k === j ? [] : [c]));
+  }
+  return out;
+}
+
 const SUMMARY: SummaryMode[] = ['true', 'text', 'data', 'count', 'false'];
 const TOTAL: TotalMode[] = ['none', 'estimate', 'accurate'];
 
@@ -294,5 +312,6 @@ export function parseSearch(pairs: [string, string][], ctx: ParseContext): Searc
   if (req.summary === 'text' && (req.include.length || req.revinclude.length)) {
     throw badRequest('_summary=text cannot be combined with _include or _revinclude');
   }
+  if (req.sort.length === 0) req.conditions = paired(req.conditions, ctx);
   return req;
 }

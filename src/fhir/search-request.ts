@@ -36,6 +36,8 @@ export type Condition =
   | { kind: 'phonetic'; param: BoundParam; values: string[][]; levels?: MatchLevels }
   /** `near`: within `km` of the point (`lat`, `lon`, WGS84 degrees) on the sphere (src/fhir/types/near.ts). */
   | { kind: 'near'; param: BoundParam; lat: number; lon: number; km: number }
+  /** `pair`: a prefix condition on each of a pair's two parameters, as one (src/fhir/types/pair.ts): any value of `a` starting the first, any of `b` the second. */
+  | { kind: 'pair'; param: BoundParam; a: string[]; b: string[] }
   | { kind: 'missing'; param: BoundParam; missing: boolean }
   /** resources whose `param` reference points at a `targetType` resource matching `inner`. */
   | { kind: 'chain'; param: BoundParam; targetType: ResourceType; inner: Condition }

@@ -100,6 +100,10 @@ export const PARAMS: SearchParamDef[] = [
     description: 'Exercise given name.', definition: `${HL7}/individual-given`,
   },
   {
+    code: 'family+given', type: 'special', special: 'pair', pair: ['family', 'given'], base: ['Practitioner'], versions: [], paths: [],
+    description: 'Family and given names together, read for a search with a prefix on each (family=, given=, name:family=, name:given=).',
+  },
+  {
     code: 'name', type: 'string', base: ['Practitioner'], versions: V2, sortable: true,
     paths: ['family', 'given[]', 'prefix[]', 'suffix[]', 'text'].map((p) => ['name[]', p]),
     parts: { family: 'family', given: 'given' },

@@ -87,9 +87,17 @@ export interface SearchParamDef {
   phonetic?: boolean;
   /**
    * `special`: which special search it is, each with its own syntax and index (src/fhir/types):
-   * `near`, a distance from a point to a `position` (latitude, longitude in WGS84 degrees).
+   * `near`, a distance from a point to a `position` (latitude, longitude in WGS84 degrees); `pair`,
+   * two string parameters together (`pair`).
    */
-  special?: 'near';
+  special?: 'near' | 'pair';
+  /**
+   * `special` `pair`: the codes of two string parameters of the type indexed together, a row for
+   * each folded value of the first with each of the second of the same resource
+   * (src/fhir/types/pair.ts). Searched by no name of its own: a search with a prefix on each of the
+   * two reads it (src/fhir/parse.ts).
+   */
+  pair?: [string, string];
   /**
    * token or reference whose values are (nearly) unique to a few resources (identifiers, ids,
    * references): a search on one value reads a handful of index rows whatever the value, so its

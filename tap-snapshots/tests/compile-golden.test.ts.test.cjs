@@ -4226,6 +4226,31 @@ order by r.rid
 -- $6 = 51
 `
 
+exports[`tests/compile-golden.test.ts > TAP > string > Practitioner?family=martin&given=jea 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
+from (
+  select distinct r.rid
+  from (
+    select p.rid
+    from pair_idx p
+    where p.param = $1
+      and (p.a >= $2 and p.a < $3)
+      and (p.b >= $4 and p.b < $5)
+  ) r
+  where true
+  order by 1
+  limit $6
+) page
+join resource r on r.rid = page.rid
+order by r.rid
+-- $1 = 638181875 (Practitioner.family+given)
+-- $2 = "martin"
+-- $3 = "martio"
+-- $4 = "jea"
+-- $5 = "jeb"
+-- $6 = 51
+`
+
 exports[`tests/compile-golden.test.ts > TAP > string > Practitioner?family=zyg (a rare prefix) 1`] = `
 select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
 from (
@@ -4252,7 +4277,7 @@ order by r.rid
 -- $4 = 51
 `
 
-exports[`tests/compile-golden.test.ts > TAP > string > Practitioner?family=zyg&given=jean&active=true (a rare prefix drives, a prefix of a smaller range than its probes read once, hashed) 1`] = `
+exports[`tests/compile-golden.test.ts > TAP > string > Practitioner?family=zyg&name=jean&active=true (a rare prefix drives, a prefix of a smaller range than its probes read once, hashed) 1`] = `
 select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
 from (
   select distinct r.rid
@@ -4290,7 +4315,7 @@ order by r.rid
 -- $1 = 794697393 (Practitioner.family)
 -- $2 = "zyg"
 -- $3 = "zyh"
--- $4 = 951115054 (Practitioner.given)
+-- $4 = 362174670 (Practitioner.name)
 -- $5 = "jean"
 -- $6 = "jeao"
 -- $7 = 867648487 (Practitioner.active)
@@ -4298,7 +4323,7 @@ order by r.rid
 -- $9 = 51
 `
 
-exports[`tests/compile-golden.test.ts > TAP > string > Practitioner?family=zyg&given=jean&active=true (a rare prefix drives, the others probed) 1`] = `
+exports[`tests/compile-golden.test.ts > TAP > string > Practitioner?family=zyg&name=jean&active=true (a rare prefix drives, the others probed) 1`] = `
 select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
 from (
   select distinct r.rid
@@ -4336,7 +4361,7 @@ order by r.rid
 -- $1 = 794697393 (Practitioner.family)
 -- $2 = "zyg"
 -- $3 = "zyh"
--- $4 = 951115054 (Practitioner.given)
+-- $4 = 362174670 (Practitioner.name)
 -- $5 = "jean"
 -- $6 = "jeao"
 -- $7 = 867648487 (Practitioner.active)
@@ -4359,6 +4384,35 @@ order by r.rid
 -- $2 = "martin"
 -- $3 = "martio"
 -- $4 = 51
+`
+
+exports[`tests/compile-golden.test.ts > TAP > string > Practitioner?name:family=martin&name:given=jea,mar&active=true 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
+from (
+  select distinct r.rid
+  from (
+    select p.rid
+    from pair_idx p
+    where p.param = $1
+      and (p.a >= $2 and p.a < $3)
+      and ((p.b >= $4 and p.b < $5) or (p.b >= $6 and p.b < $7))
+  ) r
+  where "r".rid in (select t.rid from token_idx t where t.param = $8 and t.code = $9)
+  order by 1
+  limit $10
+) page
+join resource r on r.rid = page.rid
+order by r.rid
+-- $1 = 638181875 (Practitioner.family+given)
+-- $2 = "martin"
+-- $3 = "martio"
+-- $4 = "jea"
+-- $5 = "jeb"
+-- $6 = "mar"
+-- $7 = "mas"
+-- $8 = 867648487 (Practitioner.active)
+-- $9 = "true"
+-- $10 = 51
 `
 
 exports[`tests/compile-golden.test.ts > TAP > string > Practitioner?name=jean&family=martin 1`] = `

@@ -5,6 +5,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { connectPools, endPools, migrate, openDatabase, type Database, type Sql } from '../../src/db.ts';
 import { startEmbedded } from '../../src/embedded.ts';
+import { LOADER_CONNECTIONS } from '../../src/load/loader.ts';
 
 /**
  * A real, empty, migrated PostgreSQL database for one test file: a throw-away embedded cluster by
@@ -17,7 +18,7 @@ export interface Teardown {
 export async function testDatabase(t: Teardown): Promise<Database> {
   const url = process.env.DATABASE_URL;
   if (!url) {
-    const db = await openDatabase({ persistent: false, profile: 'test', max: 10 });
+    const db = await openDatabase({ persistent: false, profile: 'test', max: LOADER_CONNECTIONS });
     t.teardown(() => db.close());
     return db;
   }
@@ -26,7 +27,7 @@ export async function testDatabase(t: Teardown): Promise<Database> {
   await admin.unsafe(`create database ${name}`);
   const u = new URL(url);
   u.pathname = `/${name}`;
-  const pools = connectPools(u.toString(), { max: 10, heavyMax: 2 });
+  const pools = connectPools(u.toString(), { max: LOADER_CONNECTIONS, heavyMax: 2 });
   await migrate(pools.sql);
   const db: Database = {
     ...pools,

@@ -2,6 +2,7 @@ import type { BoundParam } from '../../registry/index.ts';
 import { date } from './date.ts';
 import { id } from './id.ts';
 import { near } from './near.ts';
+import { pair } from './pair.ts';
 import { phonetic } from './phonetic.ts';
 import { reference } from './reference.ts';
 import type { SearchType } from './search-type.ts';
@@ -14,7 +15,7 @@ export * from './search-type.ts';
  * The types whose values live in an index table of their own, in the one order every table list
  * follows (IndexRows, COPY streams, the bulk load). `_id` is read from the resource table instead.
  */
-export const INDEXED = { token, string, date, reference, phonetic, near } as const;
+export const INDEXED = { token, string, date, reference, phonetic, near, pair } as const;
 export type IndexKind = keyof typeof INDEXED;
 export const INDEX_KINDS = Object.keys(INDEXED) as IndexKind[];
 

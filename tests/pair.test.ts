@@ -1,0 +1,129 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { pageQuery } from '../src/fhir/compile.ts';
+import { normalize } from '../src/fhir/normalize.ts';
+import { parseSearch } from '../src/fhir/parse.ts';
+import { flatten } from '../src/fhir/statement.ts';
+import { registry } from '../src/registry/index.ts';
+import { Planner } from '../src/store/planner.ts';
+import { runOn } from '../src/store/query.ts';
+import { load, testApp } from './helpers/app.ts';
+import { API_KEY, searchHelpers, type Bundle } from './helpers/search.ts';
+
+/**
+ * Family and given names indexed together (src/fhir/types/pair.ts): a search with a prefix on each
+ * reads one range of their pairs, and finds what the two conditions find apart.
+ */
+
+const FAMILIES = ['Martin', 'Martinez', 'Marchand', 'Durand', 'Lefèvre', 'Dubois-Martin', 'Ćosić'];
+const GIVENS = ['Jean', 'Jeanne', 'Jérôme', 'Marie', 'Anne-Marie', 'Zoé', 'Chloé'];
+
+/** 400 practitioners, each with one to three names of zero to two given names, some without a family. */
+function practitioners() {
+  let seed = 7;
+  const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+  return Array.from({ length: 400 }, (_, i) => {
+    const names = Array.from({ length: 1 + next(3) }, () => {
+      const name: { family?: string; given?: string[] } = {};
+      if (next(6) > 0) name.family = FAMILIES[next(FAMILIES.length)];
+      const given = Array.from({ length: next(3) }, () => GIVENS[next(GIVENS.length)]);
+      if (given.length) name.given = given;
+      return name;
+    });
+    return { resourceType: 'Practitioner', id: `pp${String(i).padStart(3, '0')}`, active: i % 5 !== 0, name: names };
+  });
+}
+
+type Pra = ReturnType<typeof practitioners>[number];
+const starts = (values: (string | undefined)[], prefixes: string[]) =>
+  values.some((v) => v !== undefined && prefixes.some((p) => normalize(v).startsWith(normalize(p))));
+const families = (p: Pra) => p.name.map((n) => n.family);
+const givens = (p: Pra) => p.name.flatMap((n) => n.given ?? []);
+
+t.test('a prefix on family and given finds what the two find apart, on every page, through every next link', async (t) => {
+  const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
+  const { get } = searchHelpers(app, { key: API_KEY });
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'pair-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const rows = practitioners();
+  const file = path.join(dir, 'p.ndjson');
+  await writeFile(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  t.same((await load(db, [file])).rejects, []);
+
+  // Every page followed, `_count` left to its default, as a client reads it.
+  const all = async (query: string) => {
+    const ids: string[] = [];
+    let url: string | undefined = `/fhir/v2/Practitioner?${query}`;
+    let total: number | undefined;
+    while (url) {
+      const res = await get(url);
+      if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
+      const b = res.json() as Bundle;
+      total ??= b.total;
+      ids.push(...(b.entry ?? []).map((e) => e.resource.id));
+      url = b.link.find((l) => l.relation === 'next')?.url.replace('http://fhir.test', '');
+    }
+    return { ids, total };
+  };
+  const cases: [string, (p: Pra) => boolean][] = [
+    ['family=Mar&given=Jea', (p) => starts(families(p), ['Mar']) && starts(givens(p), ['Jea'])],
+    ['name:family=martin&name:given=j', (p) => starts(families(p), ['martin']) && starts(givens(p), ['j'])],
+    ['family=Lefevre&given=Jerome', (p) => starts(families(p), ['Lefèvre']) && starts(givens(p), ['Jérôme'])],
+    ['family=Dubois-Mar&given=Anne-M', (p) => starts(families(p), ['Dubois-Mar']) && starts(givens(p), ['Anne-M'])],
+    ['family=Mar,Dur&given=Zo,Chl', (p) => starts(families(p), ['Mar', 'Dur']) && starts(givens(p), ['Zo', 'Chl'])],
+    ['family=Martin&given=Jean&active=true', (p) => starts(families(p), ['Martin']) && starts(givens(p), ['Jean']) && p.active],
+    ['family=Ćos&given=M&family=Ć', (p) => starts(families(p), ['Ćos']) && starts(givens(p), ['M'])],
+    ['family=Mar&given=Jea&_sort=-family', (p) => starts(families(p), ['Mar']) && starts(givens(p), ['Jea'])],
+    ['family=Zzz&given=Jea', () => false],
+  ];
+  for (const [query, matches] of cases) {
+    const expected = rows.filter(matches).map((r) => r.id);
+    const got = await all(query);
+    const sorted = query.includes('_sort');
+    t.same(sorted ? [...got.ids].sort() : got.ids, expected, `${query}: ${expected.length} matches${sorted ? '' : ', in key order'}`);
+    t.equal(got.total, expected.length, `${query}: total`);
+  }
+  t.ok(rows.filter(cases[0][1]).length > 50, 'the first search has more than a page');
+
+  // A rewrite: its pairs are the new names', its old ones match no more.
+  const pp = rows.find((r) => starts(families(r), ['Martin']) && starts(givens(r), ['Jean']))!;
+  const rewritten = { ...pp, name: [{ family: 'Quenouille', given: ['Ysaline'] }] };
+  const again = path.join(dir, 'q.ndjson');
+  await writeFile(again, JSON.stringify(rewritten) + '\n');
+  t.same((await load(db, [again])).rejects, []);
+  t.notOk((await all('family=Martin&given=Jean')).ids.includes(pp.id), 'its old names no longer find it');
+  t.same((await all('family=Quen&given=Ysa')).ids, [pp.id], 'its new ones do');
+  const pairs = await db.sql<{ a: string; b: string }[]>`
+    select p.a, p.b from pair_idx p join resource r on r.rid = p.rid where r.id = ${pp.id} order by 1, 2`;
+  t.same([...pairs], [{ a: 'quenouille', b: 'ysaline' }], 'its pairs, rewritten');
+});
+
+t.test('the pairs a search reads are one range of pair_idx_ab, and the migration fills them as the extractor writes them', async (t) => {
+  const { db } = await testApp(t, { env: { API_KEYS: API_KEY } });
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'pair-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'p.ndjson');
+  await writeFile(file, practitioners().map((r) => JSON.stringify(r)).join('\n') + '\n');
+  t.same((await load(db, [file])).rejects, []);
+
+  const req = parseSearch([['family', 'Mar'], ['given', 'Jea'], ['active', 'true']], {
+    version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(),
+    defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 100,
+  });
+  t.same(req.conditions.map((c) => c.kind), ['pair', 'token'], 'the two prefixes are one condition');
+  const { text, params } = flatten(pageQuery(await new Planner().plan(runOn(db.sql), req), req, undefined, 51));
+  await db.sql`set enable_seqscan = off`;
+  const plan = JSON.stringify(await db.sql.unsafe(`explain (format json) ${text}`, params as never[]));
+  t.match(plan, /"Index Name":"pair_idx_(ab|rid)"/, `read from the pairs index: ${plan}`);
+  t.notMatch(plan, /string_idx/, 'not from the two string ranges');
+
+  const written = async () => (await db.sql<{ rid: string; a: string; b: string }[]>`select rid, a, b from pair_idx order by rid, a, b`).map((r) => `${r.rid} ${r.a} ${r.b}`);
+  const before = await written();
+  t.ok(before.length > 400, `${before.length} pairs written by the loader`);
+  const migration = await readFile(path.join(import.meta.dirname, '..', 'sql', '020_pair_idx.sql'), 'utf8');
+  await db.sql`truncate pair_idx`;
+  await db.sql.unsafe(migration.slice(migration.indexOf('insert into pair_idx')));
+  t.same(await written(), before, 'the migration fills the pairs of the stored Practitioners as the extractor writes them');
+});
