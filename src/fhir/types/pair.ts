@@ -1,11 +1,11 @@
 import type { BoundParam } from '../../registry/index.ts';
-import { normalize, prefixUpperBound } from '../normalize.ts';
+import { normalize } from '../normalize.ts';
 import { notSupported } from '../outcome.ts';
 import type { Condition } from '../search-request.ts';
 import { join, stmt, type Statement } from '../statement.ts';
 import { copyText } from './copy.ts';
 import type { SearchType } from './search-type.ts';
-import type { StringRow } from './string.ts';
+import { prefixRange, type StringRow } from './string.ts';
 
 /**
  * Pair (a `special` parameter, `registry.special = 'pair'`): two string parameters of a type
@@ -41,8 +41,7 @@ function ranges(column: Statement, values: readonly string[]): Statement | undef
   const parts: Statement[] = [];
   for (const n of values.map(normalize)) {
     if (n === '') return undefined; // matches any value
-    const hi = prefixUpperBound(n);
-    parts.push(hi === undefined ? stmt`${column} >= ${n}` : stmt`(${column} >= ${n} and ${column} < ${hi})`);
+    parts.push(prefixRange(column, n));
   }
   return parts.length === 1 ? parts[0] : stmt`(${join(parts, 'or')})`;
 }

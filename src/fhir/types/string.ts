@@ -85,6 +85,12 @@ export function setBeside(c: Condition, driver: StringCondition, hints: PlanHint
   return driverRows !== undefined && range !== undefined && range < PROBE_ROW_COST * driverRows && range <= HASHED_SET_ROWS;
 }
 
+/** A folded prefix as a range of a `C`-collated column: the values starting with it. */
+export function prefixRange(column: Statement, n: string): Statement {
+  const hi = prefixUpperBound(n);
+  return hi === undefined ? stmt`${column} >= ${n}` : stmt`(${column} >= ${n} and ${column} < ${hi})`;
+}
+
 export const string: SearchType<StringCondition, StringRow> = {
   table: { name: 'string_idx', alias: 's', columns: 'norm, exact' },
 
@@ -113,10 +119,7 @@ export const string: SearchType<StringCondition, StringRow> = {
       if (c.mode === 'exact') parts.push(stmt`(s.norm = ${n} and s.exact = ${v})`);
       else if (n === '') return undefined; // matches any value
       else if (c.mode === 'contains') parts.push(stmt`s.norm like ${`%${likeEscape(n)}%`}`);
-      else {
-        const hi = prefixUpperBound(n);
-        parts.push(hi === undefined ? stmt`s.norm >= ${n}` : stmt`(s.norm >= ${n} and s.norm < ${hi})`);
-      }
+      else parts.push(prefixRange(stmt`s.norm`, n));
     }
     return parts.length === 1 ? parts[0] : stmt`(${join(parts, 'or')})`;
   },
