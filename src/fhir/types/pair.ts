@@ -1,11 +1,10 @@
 import type { BoundParam } from '../../registry/index.ts';
-import { normalize } from '../normalize.ts';
 import { notSupported } from '../outcome.ts';
 import type { Condition } from '../search-request.ts';
-import { join, stmt, type Statement } from '../statement.ts';
+import { join, stmt } from '../statement.ts';
 import { copyText } from './copy.ts';
 import type { SearchType } from './search-type.ts';
-import { prefixRange, type StringRow } from './string.ts';
+import { prefixRanges, type StringRow } from './string.ts';
 
 /**
  * Pair (a `special` parameter, `registry.special = 'pair'`): two string parameters of a type
@@ -36,16 +35,6 @@ export function addPairRows(param: BoundParam, a: BoundParam, b: BoundParam, str
   for (const x of firsts) for (const y of seconds) out.push({ param: param.id, a: x, b: y });
 }
 
-/** A prefix range of a column of the pair, any of the values (folded) matching. */
-function ranges(column: Statement, values: readonly string[]): Statement | undefined {
-  const parts: Statement[] = [];
-  for (const n of values.map(normalize)) {
-    if (n === '') return undefined; // matches any value
-    parts.push(prefixRange(column, n));
-  }
-  return parts.length === 1 ? parts[0] : stmt`(${join(parts, 'or')})`;
-}
-
 export const pair: SearchType<PairCondition, PairRow> = {
   table: { name: 'pair_idx', alias: 'p', columns: 'a, b' },
 
@@ -56,7 +45,7 @@ export const pair: SearchType<PairCondition, PairRow> = {
   modifiers: () => [],
 
   match(c) {
-    const matches = [ranges(stmt`p.a`, c.a), ranges(stmt`p.b`, c.b)].filter((m) => m !== undefined);
+    const matches = [prefixRanges(stmt`p.a`, c.a), prefixRanges(stmt`p.b`, c.b)].filter((m) => m !== undefined);
     return matches.length === 0 ? undefined : join(matches, 'and');
   },
 

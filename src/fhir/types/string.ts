@@ -86,9 +86,28 @@ export function setBeside(c: Condition, driver: StringCondition, hints: PlanHint
 }
 
 /** A folded prefix as a range of a `C`-collated column: the values starting with it. */
-export function prefixRange(column: Statement, n: string): Statement {
+function prefixRange(column: Statement, n: string): Statement {
   const hi = prefixUpperBound(n);
   return hi === undefined ? stmt`${column} >= ${n}` : stmt`(${column} >= ${n} and ${column} < ${hi})`;
+}
+
+/** A condition per value, any of them matching; undefined when one value matches anything (`part` gives undefined). */
+function anyOf(values: readonly string[], part: (v: string) => Statement | undefined): Statement | undefined {
+  const parts: Statement[] = [];
+  for (const v of values) {
+    const one = part(v);
+    if (one === undefined) return undefined;
+    parts.push(one);
+  }
+  return parts.length === 1 ? parts[0] : stmt`(${join(parts, 'or')})`;
+}
+
+/** Prefixes (folded here) as ranges of a `C`-collated column of folded values, any of them matching. */
+export function prefixRanges(column: Statement, values: readonly string[]): Statement | undefined {
+  return anyOf(values, (v) => {
+    const n = normalize(v);
+    return n === '' ? undefined : prefixRange(column, n);
+  });
 }
 
 export const string: SearchType<StringCondition, StringRow> = {
@@ -113,15 +132,12 @@ export const string: SearchType<StringCondition, StringRow> = {
   modifiers: (param) => ['exact', 'contains', ...Object.keys(param.parts ?? {})],
 
   match(c) {
-    const parts: Statement[] = [];
-    for (const v of c.values) {
+    if (c.mode === 'prefix') return prefixRanges(stmt`s.norm`, c.values);
+    return anyOf(c.values, (v) => {
       const n = normalize(v);
-      if (c.mode === 'exact') parts.push(stmt`(s.norm = ${n} and s.exact = ${v})`);
-      else if (n === '') return undefined; // matches any value
-      else if (c.mode === 'contains') parts.push(stmt`s.norm like ${`%${likeEscape(n)}%`}`);
-      else parts.push(prefixRange(stmt`s.norm`, n));
-    }
-    return parts.length === 1 ? parts[0] : stmt`(${join(parts, 'or')})`;
+      if (c.mode === 'exact') return stmt`(s.norm = ${n} and s.exact = ${v})`;
+      return n === '' ? undefined : stmt`s.norm like ${`%${likeEscape(n)}%`}`; // '' matches any value
+    });
   },
 
   counts: {
