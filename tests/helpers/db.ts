@@ -3,25 +3,22 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { connectPools, endPools, migrate, openDatabase, type Database, type Sql } from '../../src/db.ts';
+import tap from 'tap';
+import { connectPools, endPools, migrate, type Database, type Sql } from '../../src/db.ts';
 import { startEmbedded } from '../../src/embedded.ts';
 import { LOADER_CONNECTIONS } from '../../src/load/loader.ts';
 
 /**
- * A real, empty, migrated PostgreSQL database for one test file: a throw-away embedded cluster by
- * default, or a fresh database created on DATABASE_URL's server (dropped at the end) when it is set.
+ * A real, empty, migrated PostgreSQL database, created on DATABASE_URL's server when it is set, else
+ * on an embedded cluster shared by the test process (started at its first database, stopped when
+ * its tests end), and dropped at the end.
  */
 export interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
 export async function testDatabase(t: Teardown): Promise<Database> {
-  const url = process.env.DATABASE_URL;
-  if (!url) {
-    const db = await openDatabase({ persistent: false, profile: 'test', max: LOADER_CONNECTIONS });
-    t.teardown(() => db.close());
-    return db;
-  }
+  const url = await testServer();
   const name = `annuaire_test_${process.pid}_${randomBytes(3).toString('hex')}`;
   const admin = postgres(url, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name}`);
@@ -35,12 +32,25 @@ export async function testDatabase(t: Teardown): Promise<Database> {
     embedded: false,
     close: async () => {
       await endPools(pools);
-      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      // The shared cluster may have stopped first (a database of the root test, closed after it).
+      await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
       await admin.end({ timeout: 5 });
     },
   };
   t.teardown(() => db.close());
   return db;
+}
+
+let embedded: Promise<string> | undefined;
+
+/** DATABASE_URL, or the URL of the test process's embedded cluster (one initdb per file, not per database). */
+function testServer(): Promise<string> {
+  if (process.env.DATABASE_URL) return Promise.resolve(process.env.DATABASE_URL);
+  embedded ??= startEmbedded({ persistent: false, profile: 'test' }).then((handle) => {
+    tap.teardown(() => handle.stop());
+    return handle.url;
+  });
+  return embedded;
 }
 
 /**
@@ -113,4 +123,21 @@ export async function interruptWhen<T>(admin: Sql, when: string, run: Promise<T>
     await sleep(10);
   }
   return { hit, result: await run };
+}
+
+let kept = 0;
+
+/**
+ * The rows of `tables` as they are now, put back by the function returned (the tables truncated
+ * first): a state made once by the real commands, such as a clean import, that several tests start
+ * from instead of making it again each time.
+ */
+export async function keepState(sql: Sql, tables: readonly string[]): Promise<() => Promise<void>> {
+  const schema = `kept_${++kept}`;
+  await sql.unsafe(`create schema ${schema}`);
+  for (const table of tables) await sql.unsafe(`create table ${schema}.${table} as table public.${table}`);
+  return async () => {
+    await sql.unsafe(`truncate ${tables.join(', ')}`);
+    for (const table of tables) await sql.unsafe(`insert into public.${table} overriding system value select * from ${schema}.${table}`);
+  };
 }
