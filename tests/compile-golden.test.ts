@@ -87,6 +87,7 @@ t.test('string', async (t) => {
     // A prefix on family and on given: one range of their pairs (src/fhir/types/pair.ts).
     'Practitioner?family=martin&given=jea',
     'Practitioner?name:family=martin&name:given=jea,mar&active=true',
+    'Organization?address-postalcode=75&address-city=paris',
   ]);
   golden(t, 'Practitioner?family:contains=mar (a common needle)', page(parse('Practitioner?family:contains=mar'), hints({ commonNeedles: new Set([`${family}/mar`]) })));
   golden(t, 'Practitioner?family=zyg (a rare prefix)', page(parse('Practitioner?family=zyg'), hints({ rarePrefixes: new Map([[`${family}/zyg`, 20]]) })));

@@ -13,8 +13,9 @@ import { load, testApp } from './helpers/app.ts';
 import { API_KEY, searchHelpers, type Bundle } from './helpers/search.ts';
 
 /**
- * Family and given names indexed together (src/fhir/types/pair.ts): a search with a prefix on each
- * reads one range of their pairs, and finds what the two conditions find apart.
+ * Two string parameters indexed together (src/fhir/types/pair.ts), family and given names, a city
+ * and its postal code: a search with a prefix on each reads one range of their pairs, and finds
+ * what the two conditions find apart.
  */
 
 const FAMILIES = ['Martin', 'Martinez', 'Marchand', 'Durand', 'Lefèvre', 'Dubois-Martin', 'Ćosić'];
@@ -42,6 +43,23 @@ const starts = (values: (string | undefined)[], prefixes: string[]) =>
 const families = (p: Pra) => p.name.map((n) => n.family);
 const givens = (p: Pra) => p.name.flatMap((n) => n.given ?? []);
 
+type Get = ReturnType<typeof searchHelpers>['get'];
+
+/** The ids of every page of a search and its first page's total, each `next` followed, `_count` left to its default, as a client reads it. */
+async function everyPage(get: Get, first: string): Promise<{ ids: string[]; total: number | undefined }> {
+  const ids: string[] = [];
+  let total: number | undefined;
+  for (let url: string | undefined = first; url; ) {
+    const res = await get(url);
+    if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
+    const b = res.json() as Bundle;
+    total ??= b.total;
+    ids.push(...(b.entry ?? []).map((e) => e.resource.id));
+    url = b.link.find((l) => l.relation === 'next')?.url.replace('http://fhir.test', '');
+  }
+  return { ids, total };
+}
+
 t.test('a prefix on family and given finds what the two find apart, on every page, through every next link', async (t) => {
   const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
   const { get } = searchHelpers(app, { key: API_KEY });
@@ -52,21 +70,7 @@ t.test('a prefix on family and given finds what the two find apart, on every pag
   await writeFile(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
   t.same((await load(db, [file])).rejects, []);
 
-  // Every page followed, `_count` left to its default, as a client reads it.
-  const all = async (query: string) => {
-    const ids: string[] = [];
-    let url: string | undefined = `/fhir/v2/Practitioner?${query}`;
-    let total: number | undefined;
-    while (url) {
-      const res = await get(url);
-      if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
-      const b = res.json() as Bundle;
-      total ??= b.total;
-      ids.push(...(b.entry ?? []).map((e) => e.resource.id));
-      url = b.link.find((l) => l.relation === 'next')?.url.replace('http://fhir.test', '');
-    }
-    return { ids, total };
-  };
+  const all = (query: string) => everyPage(get, `/fhir/v2/Practitioner?${query}`);
   const cases: [string, (p: Pra) => boolean][] = [
     ['family=Mar&given=Jea', (p) => starts(families(p), ['Mar']) && starts(givens(p), ['Jea'])],
     ['name:family=martin&name:given=j', (p) => starts(families(p), ['martin']) && starts(givens(p), ['j'])],
@@ -126,4 +130,68 @@ t.test('the pairs a search reads are one range of pair_idx_ab, and the migration
   await db.sql`truncate pair_idx`;
   await db.sql.unsafe(migration.slice(migration.indexOf('insert into pair_idx')));
   t.same(await written(), before, 'the migration fills the pairs of the stored Practitioners as the extractor writes them');
+});
+
+const PLACES: [string, string][] = [['Paris', '75014'], ['Paris', '75001'], ['Paris', '75116'], ['Parisot', '81310'], ['Lyon', '69003'], ['Saint-Étienne', '42000'], ['Marseille', '13005']];
+
+/** 300 Organizations with zero to two addresses, some without a city or a postal code, and 60 Locations of one. */
+function places() {
+  let seed = 11;
+  const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648), Math.floor(seed / 65536) % n);
+  const address = () => {
+    const [city, postalCode] = PLACES[next(PLACES.length)];
+    const kept = next(8);
+    return { ...(kept !== 0 ? { city } : {}), ...(kept !== 1 ? { postalCode } : {}) };
+  };
+  const orgs = Array.from({ length: 300 }, (_, i) => ({
+    resourceType: 'Organization', id: `po${String(i).padStart(3, '0')}`, address: Array.from({ length: next(3) }, address),
+  }));
+  const locs = Array.from({ length: 60 }, (_, i) => ({ resourceType: 'Location', id: `pl${String(i).padStart(3, '0')}`, address: address() }));
+  return { orgs, locs };
+}
+
+t.test('a prefix on city and postal code finds what the two find apart (Organization, Location), and the migration fills their pairs as the extractor writes them', async (t) => {
+  const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
+  const { get } = searchHelpers(app, { key: API_KEY });
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'pair-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const { orgs, locs } = places();
+  const file = path.join(dir, 'o.ndjson');
+  await writeFile(file, [...orgs, ...locs].map((r) => JSON.stringify(r)).join('\n') + '\n');
+  t.same((await load(db, [file])).rejects, []);
+
+  for (const type of ['Organization', 'Location'] as const) {
+    const req = parseSearch([['address-postalcode', '75'], ['address-city', 'Paris']], {
+      version: 'v2', type, registry, strict: false, bases: [], now: Date.now(), defaultCount: 50, maxCount: 1000, maxValuesPerParam: 100, maxParams: 100,
+    });
+    t.same(req.conditions.map((c) => c.kind), ['pair'], `${type}: the two prefixes are one condition`);
+  }
+
+  type Place = { id: string; address: { city?: string; postalCode?: string }[] };
+  const all = (type: string, query: string) => everyPage(get, `/fhir/v2/${type}?${query}`);
+  const cases: [string, string[], string[]][] = [
+    ['address-postalcode=75&address-city=Paris', ['Paris'], ['75']],
+    ['address-city=par&address-postalcode=8', ['par'], ['8']],
+    ['address-city=Saint-Etienne&address-postalcode=42000', ['Saint-Étienne'], ['42000']],
+    ['address-city=Lyon,Marseille&address-postalcode=13,69', ['Lyon', 'Marseille'], ['13', '69']],
+    ['address-city=Lyon&address-postalcode=75', ['Lyon'], ['75']],
+  ];
+  for (const [type, rows] of [['Organization', orgs], ['Location', locs.map((l) => ({ ...l, address: [l.address] }))]] as [string, Place[]][]) {
+    for (const [query, cities, postalCodes] of cases) {
+      const expected = rows.filter((r) => starts(r.address.map((a) => a.city), cities) && starts(r.address.map((a) => a.postalCode), postalCodes)).map((r) => r.id);
+      const got = await all(type, query);
+      t.same(got.ids, expected, `${type}?${query}: ${expected.length} matches, in key order`);
+      t.equal(got.total, expected.length, `${type}?${query}: total`);
+    }
+  }
+  t.ok(orgs.filter((o) => starts(o.address.map((a) => a.city), ['Paris']) && starts(o.address.map((a) => a.postalCode), ['75'])).length > 50, 'Paris has more than a page');
+  t.ok(orgs.some((o) => starts(o.address.map((a) => a.city), ['Lyon']) && starts(o.address.map((a) => a.postalCode), ['75'])), 'a city and a postal code of two addresses match together');
+
+  const written = async () => (await db.sql<{ rid: string; param: number; a: string; b: string }[]>`select rid, param, a, b from pair_idx order by rid, param, a, b`).map((r) => `${r.rid} ${r.param} ${r.a} ${r.b}`);
+  const before = await written();
+  t.equal(new Set(before.map((r) => r.split(' ')[1])).size, 2, 'pairs of both types written by the loader');
+  const migration = await readFile(path.join(import.meta.dirname, '..', 'sql', '021_address_pair.sql'), 'utf8');
+  await db.sql`truncate pair_idx`;
+  await db.sql.unsafe(migration.slice(migration.indexOf('insert into pair_idx')));
+  t.same(await written(), before, 'the migration fills the pairs of the stored Organizations and Locations as the extractor writes them');
 });

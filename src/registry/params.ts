@@ -43,6 +43,10 @@ const addressSearch = (type: 'Organization' | 'Location', versions: Version[], a
     description: 'Postal code; a prefix finds a whole department (address-postalcode=75).',
     definition: `${HL7}/${type}-address-postalcode`,
   },
+  {
+    code: 'address-city+address-postalcode', type: 'special', special: 'pair', pair: ['address-city', 'address-postalcode'], base: [type], versions: [], paths: [],
+    description: 'City and postal code together, read for a search with a prefix on each (address-city=, address-postalcode=).',
+  },
 ];
 
 export const PARAMS: SearchParamDef[] = [

@@ -4037,6 +4037,31 @@ order by r.rid
 -- $4 = 51
 `
 
+exports[`tests/compile-golden.test.ts > TAP > string > Organization?address-postalcode=75&address-city=paris 1`] = `
+select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
+from (
+  select distinct r.rid
+  from (
+    select p.rid
+    from pair_idx p
+    where p.param = $1
+      and (p.a >= $2 and p.a < $3)
+      and (p.b >= $4 and p.b < $5)
+  ) r
+  where true
+  order by 1
+  limit $6
+) page
+join resource r on r.rid = page.rid
+order by r.rid
+-- $1 = 1112104088 (Organization.address-city+address-postalcode)
+-- $2 = "paris"
+-- $3 = "parit"
+-- $4 = "75"
+-- $5 = "76"
+-- $6 = 51
+`
+
 exports[`tests/compile-golden.test.ts > TAP > string > Practitioner?family:contains=100%_sûr 1`] = `
 select r.rid, r.type, r.id, r.content::text as content, r.rid as ord, r.rid::text as key
 from (

@@ -8,7 +8,7 @@ import { prefixRanges, type StringRow } from './string.ts';
 
 /**
  * Pair (a `special` parameter, `registry.special = 'pair'`): two string parameters of a type
- * indexed together (family and given names), a row for each folded value of the first with each
+ * indexed together (family and given names, a city and its postal code), a row for each folded value of the first with each
  * of the second, of any of the resource's elements: a resource has a row matching a prefix on each
  * exactly when it matches both prefixes, so a search with both reads one index range (the family's
  * values, the given's within each) instead of intersecting two sets. Indexed into pair_idx
