@@ -34,7 +34,8 @@ export function getFresh(port: number, path: string, key?: string): Promise<{ st
 /**
  * The real server as `npm start` runs it: its build (npm run build: dist/server.js, an esbuild
  * bundle), as a child process of `env` (on top of this one's; undefined unsets) in `cwd` (the
- * project by default); `ready(n)` waits for n "server ready" lines and returns how many came.
+ * project by default); `ready(n)` waits for n "server ready" lines and the banner (a write of its
+ * own, which may reach this pipe after the last ready line), and returns how many ready lines came.
  */
 let built = false;
 export function startServer(t: { teardown(fn: () => unknown): void }, env: Record<string, string | undefined>, cwd = ROOT) {
@@ -56,8 +57,9 @@ export function startServer(t: { teardown(fn: () => unknown): void }, env: Recor
   t.teardown(() => {
     if (server.exitCode === null) server.kill('SIGKILL');
   });
+  const up = (n: number) => (output.match(/FHIR server ready/g)?.length ?? 0) >= n && /^Try it:$/m.test(stdout);
   const ready = async (n: number) => {
-    for (let i = 0; i < 600 && (output.match(/FHIR server ready/g)?.length ?? 0) < n && server.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 600 && !up(n) && server.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
     return output.match(/FHIR server ready/g)?.length ?? 0;
   };
   return {
