@@ -1,7 +1,9 @@
+import type { FastifyInstance } from 'fastify';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import t from 'tap';
+import t, { type TAP } from 'tap';
+import type { Database } from '../src/db.ts';
 import { pageQuery } from '../src/fhir/compile.ts';
 import { normalize } from '../src/fhir/normalize.ts';
 import { parseSearch } from '../src/fhir/parse.ts';
@@ -10,7 +12,7 @@ import { registry } from '../src/registry/index.ts';
 import { Planner } from '../src/store/planner.ts';
 import { runOn } from '../src/store/query.ts';
 import { load, testApp } from './helpers/app.ts';
-import { API_KEY, searchHelpers, type Bundle } from './helpers/search.ts';
+import { API_KEY, everyPage } from './helpers/search.ts';
 
 /**
  * Two string parameters indexed together (src/fhir/types/pair.ts), family and given names, a city
@@ -43,34 +45,27 @@ const starts = (values: (string | undefined)[], prefixes: string[]) =>
 const families = (p: Pra) => p.name.map((n) => n.family);
 const givens = (p: Pra) => p.name.flatMap((n) => n.given ?? []);
 
-type Get = ReturnType<typeof searchHelpers>['get'];
+/** The ids of every page of a search (each `next` followed, `_count` left to its default) and its first page's total. */
+async function everyId(app: FastifyInstance, url: string): Promise<{ ids: string[]; total: number | undefined }> {
+  const { entries, total } = await everyPage(app, url);
+  return { ids: entries.map((e) => e.resource.id), total };
+}
 
-/** The ids of every page of a search and its first page's total, each `next` followed, `_count` left to its default, as a client reads it. */
-async function everyPage(get: Get, first: string): Promise<{ ids: string[]; total: number | undefined }> {
-  const ids: string[] = [];
-  let total: number | undefined;
-  for (let url: string | undefined = first; url; ) {
-    const res = await get(url);
-    if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
-    const b = res.json() as Bundle;
-    total ??= b.total;
-    ids.push(...(b.entry ?? []).map((e) => e.resource.id));
-    url = b.link.find((l) => l.relation === 'next')?.url.replace('http://fhir.test', '');
-  }
-  return { ids, total };
+/** `rows` loaded as one NDJSON file by the loader, as `npm run load` reads it: no line rejected. */
+async function loadRows(t: Pick<TAP, 'teardown' | 'same'>, db: Database, rows: object[]): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'pair-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'rows.ndjson');
+  await writeFile(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  t.same((await load(db, [file])).rejects, []);
 }
 
 t.test('a prefix on family and given finds what the two find apart, on every page, through every next link', async (t) => {
   const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
-  const { get } = searchHelpers(app, { key: API_KEY });
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'pair-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
   const rows = practitioners();
-  const file = path.join(dir, 'p.ndjson');
-  await writeFile(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-  t.same((await load(db, [file])).rejects, []);
+  await loadRows(t, db, rows);
 
-  const all = (query: string) => everyPage(get, `/fhir/v2/Practitioner?${query}`);
+  const all = (query: string) => everyId(app, `/fhir/v2/Practitioner?${query}`);
   const cases: [string, (p: Pra) => boolean][] = [
     ['family=Mar&given=Jea', (p) => starts(families(p), ['Mar']) && starts(givens(p), ['Jea'])],
     ['name:family=martin&name:given=j', (p) => starts(families(p), ['martin']) && starts(givens(p), ['j'])],
@@ -94,9 +89,7 @@ t.test('a prefix on family and given finds what the two find apart, on every pag
   // A rewrite: its pairs are the new names', its old ones match no more.
   const pp = rows.find((r) => starts(families(r), ['Martin']) && starts(givens(r), ['Jean']))!;
   const rewritten = { ...pp, name: [{ family: 'Quenouille', given: ['Ysaline'] }] };
-  const again = path.join(dir, 'q.ndjson');
-  await writeFile(again, JSON.stringify(rewritten) + '\n');
-  t.same((await load(db, [again])).rejects, []);
+  await loadRows(t, db, [rewritten]);
   t.notOk((await all('family=Martin&given=Jean')).ids.includes(pp.id), 'its old names no longer find it');
   t.same((await all('family=Quen&given=Ysa')).ids, [pp.id], 'its new ones do');
   const pairs = await db.sql<{ a: string; b: string }[]>`
@@ -106,11 +99,7 @@ t.test('a prefix on family and given finds what the two find apart, on every pag
 
 t.test('the pairs a search reads are one range of pair_idx_ab, and the migration fills them as the extractor writes them', async (t) => {
   const { db } = await testApp(t, { env: { API_KEYS: API_KEY } });
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'pair-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = path.join(dir, 'p.ndjson');
-  await writeFile(file, practitioners().map((r) => JSON.stringify(r)).join('\n') + '\n');
-  t.same((await load(db, [file])).rejects, []);
+  await loadRows(t, db, practitioners());
 
   const req = parseSearch([['family', 'Mar'], ['given', 'Jea'], ['active', 'true']], {
     version: 'v2', type: 'Practitioner', registry, strict: false, bases: [], now: Date.now(),
@@ -152,13 +141,8 @@ function places() {
 
 t.test('a prefix on city and postal code finds what the two find apart (Organization, Location), and the migration fills their pairs as the extractor writes them', async (t) => {
   const { app, db } = await testApp(t, { env: { API_KEYS: API_KEY } });
-  const { get } = searchHelpers(app, { key: API_KEY });
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'pair-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
   const { orgs, locs } = places();
-  const file = path.join(dir, 'o.ndjson');
-  await writeFile(file, [...orgs, ...locs].map((r) => JSON.stringify(r)).join('\n') + '\n');
-  t.same((await load(db, [file])).rejects, []);
+  await loadRows(t, db, [...orgs, ...locs]);
 
   for (const type of ['Organization', 'Location'] as const) {
     const req = parseSearch([['address-postalcode', '75'], ['address-city', 'Paris']], {
@@ -168,7 +152,7 @@ t.test('a prefix on city and postal code finds what the two find apart (Organiza
   }
 
   type Place = { id: string; address: { city?: string; postalCode?: string }[] };
-  const all = (type: string, query: string) => everyPage(get, `/fhir/v2/${type}?${query}`);
+  const all = (type: string, query: string) => everyId(app, `/fhir/v2/${type}?${query}`);
   const cases: [string, string[], string[]][] = [
     ['address-postalcode=75&address-city=Paris', ['Paris'], ['75']],
     ['address-city=par&address-postalcode=8', ['par'], ['8']],

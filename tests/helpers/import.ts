@@ -4,7 +4,7 @@ import { hash } from 'node:crypto';
 import { organizationId, organizationOf, practitionerId, practitionerOf, roleId, roleOf, structurePart } from '../../src/opendata/map.ts';
 import type { ActivityRecord, DiplomaRecord, OpenDataRecord, SavoirFaireRecord } from '../../src/opendata/read.ts';
 import { runCli, type CliRun } from './app.ts';
-import { API_KEY, encodeUnsafe, type Bundle, type Entry } from './search.ts';
+import { everyPage, type Entry } from './search.ts';
 
 type Json = Record<string, any>;
 const md5 = (text: string) => hash('md5', text);
@@ -13,19 +13,8 @@ const md5 = (text: string) => hash('md5', text);
 export const importCli = (db: Database, args: string[], onStart?: (pid: number) => void): Promise<CliRun> =>
   runCli(db, 'src/cli/import.ts', args, onStart);
 
-/** Every entry of a search, following each `next` link to the last page (as a client does: no _count). */
-export async function searchAll(app: FastifyInstance, url: string): Promise<Entry[]> {
-  const entries: Entry[] = [];
-  for (let next: string | undefined = url; next; ) {
-    const res = await app.inject({ method: 'GET', url: encodeUnsafe(next), headers: { 'SERVICE-API-KEY': API_KEY } });
-    if (res.statusCode !== 200) throw new Error(`${next} → ${res.statusCode} ${res.body.slice(0, 300)}`);
-    const b = res.json() as Bundle;
-    entries.push(...(b.entry ?? []).filter((e) => e.search.mode === 'match'));
-    const link = b.link.find((l) => l.relation === 'next')?.url;
-    next = link === undefined ? undefined : link.slice(link.indexOf('/fhir/'));
-  }
-  return entries;
-}
+/** Every match of a search, following each `next` link to the last page (as a client does: no _count). */
+export const searchAll = async (app: FastifyInstance, url: string): Promise<Entry[]> => (await everyPage(app, url)).entries;
 
 /** The sorted `Type/id`s of every match of a search. */
 export const searchRefs = async (app: FastifyInstance, url: string) =>

@@ -34,6 +34,25 @@ export const matchIds = (b: Entries) => idsOf(b, 'match').sort();
 /** The included `Type/id`s, sorted. */
 export const includeIds = (b: Entries) => refsOf(b, 'include').sort();
 
+/**
+ * Every match of a search and its first page's total, each `next` link followed to the last page,
+ * `_count` left to its default, as a client reads it.
+ */
+export async function everyPage(app: FastifyInstance, url: string): Promise<{ entries: Entry[]; total: number | undefined }> {
+  const entries: Entry[] = [];
+  let total: number | undefined;
+  for (let next: string | undefined = url; next; ) {
+    const res = await app.inject({ method: 'GET', url: encodeUnsafe(next), headers: { 'SERVICE-API-KEY': API_KEY } });
+    if (res.statusCode !== 200) throw new Error(`${next} → ${res.statusCode} ${res.body.slice(0, 300)}`);
+    const b = res.json() as Bundle;
+    total ??= b.total;
+    entries.push(...(b.entry ?? []).filter((e) => e.search.mode === 'match'));
+    const link = b.link.find((l) => l.relation === 'next')?.url;
+    next = link === undefined ? undefined : link.slice(link.indexOf('/fhir/'));
+  }
+  return { entries, total };
+}
+
 export interface SearchHelperOptions {
   /** sent as SERVICE-API-KEY on every request (default API_KEY) */
   key?: string;

@@ -11,9 +11,10 @@ import { prefixRanges, type StringRow } from './string.ts';
  * indexed together (family and given names, a city and its postal code), a row for each folded
  * value of the first with each of the second, of any of the resource's elements: a resource has a
  * row matching a prefix on each exactly when it matches both prefixes, so a search with both reads
- * one index range (the first's values, the second's within each) instead of intersecting two sets. Indexed into pair_idx
- * (param, a, b): its rows follow from the two parameters' string rows (`addPairRows`), and the parser
- * folds a prefix condition on each into one condition (src/fhir/parse.ts).
+ * one index range (the first's values, the second's within each) instead of intersecting two
+ * sets. Indexed into pair_idx (param, a, b): its rows follow from the two parameters' string rows
+ * (`addPairRows`), and the parser folds a prefix condition on each into one condition
+ * (src/fhir/parse.ts).
  */
 export interface PairRow {
   param: number;
