@@ -431,7 +431,7 @@ t.test('keys CLI', async (t) => {
   const child = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'keys.ts'), 'list'],
+      [path.join(ROOT, 'dist', 'keys.js'), 'list'],
       { cwd: ROOT, env: { ...process.env, DATABASE_URL: db.url }, timeout: 60_000 },
       (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );

@@ -31,7 +31,9 @@ t.test('npm run load gives node the flags the loader is measured with (src/node-
   const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   const load = pkg.scripts.load.split(/\s+/);
   for (const flag of LOADER_NODE_FLAGS) t.ok(load.includes(flag), `npm run load: ${flag}`);
-  t.match(pkg.scripts.load, /^node .* src\/cli\/load\.ts$/, 'runs the CLI');
+  t.match(pkg.scripts.load, /^node .* dist\/load\.js$/, "runs the CLI's build");
+  t.match(pkg.scripts.preload, /^npm run -s build:commands$/, 'and builds it first');
+  t.match(pkg.scripts['build:commands'], /src\/cli\/load\.ts/, 'from src/cli/load.ts');
   const child = readFileSync(path.join(ROOT, 'bench', 'load-child.ts'), 'utf8');
   t.match(child, /spawn\(process\.execPath, \[\.\.\.LOADER_NODE_FLAGS,/, "and the benchmark's load processes get them too");
 });
@@ -43,5 +45,6 @@ t.test('npm start gives node the flags the server is measured with (src/node-fla
   for (const flag of SERVER_NODE_FLAGS) t.ok(start.includes(flag), `npm start: ${flag}`);
   t.match(pkg.scripts.start, / dist\/server\.js$/, 'npm start runs the build');
   t.match(pkg.scripts.prestart, /^npm run build$/, 'and builds it first');
-  t.match(pkg.scripts.build, /^esbuild src\/server\.ts src\/load\/parse-worker\.ts --bundle .*--outdir=dist\b/, 'from the sources');
+  t.match(pkg.scripts.build, /^npm run -s build:commands -- src\/server\.ts$/, 'with the commands');
+  t.match(pkg.scripts['build:commands'], /^esbuild .*src\/load\/parse-worker\.ts .*--bundle .*--outdir=dist\b/, 'from the sources');
 });

@@ -221,7 +221,7 @@ t.test('the files load back into an empty database with npm run load: the same r
   t.ok((await readdir(dir)).every((f) => f.endsWith('.ndjson')));
   const empty = await testDatabase(t);
   const run = promisify(execFile);
-  const loaded = await run('node', ['--import', 'tsx', 'src/cli/load.ts', dir], { cwd: ROOT, env: { ...process.env, DATABASE_URL: empty.url } });
+  const loaded = await run(process.execPath, ['dist/load.js', dir], { cwd: ROOT, env: { ...process.env, DATABASE_URL: empty.url } });
   t.match(loaded.stdout + loaded.stderr, /\d/, 'the loader reports what it loaded');
   t.same(await stored(empty), all, 'the same resources, content and meta included');
 });

@@ -123,11 +123,11 @@ t.test('a malformed .env stops the start with one line naming it', async (t) => 
   const dir = await folder(t);
   await writeFile(path.join(dir, '.env'), 'PORT=9999\nLOG_LEVEL warn\nDEFAULT_COUNT=5\n');
   for (const [what, args] of [
-    ['npm start', [path.join(ROOT, 'src', 'server.ts')]],
-    ['npm run load', [path.join(ROOT, 'src', 'cli', 'load.ts'), path.join(ROOT, 'fixtures', 'directory')]],
-    ['npm run keys', [path.join(ROOT, 'src', 'cli', 'keys.ts'), 'list']],
+    ['npm start', [path.join(ROOT, 'dist', 'server.js')]],
+    ['npm run load', [path.join(ROOT, 'dist', 'load.js'), path.join(ROOT, 'fixtures', 'directory')]],
+    ['npm run keys', [path.join(ROOT, 'dist', 'keys.js'), 'list']],
   ] as const) {
-    const run = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), ...args], { cwd: dir, env: { ...process.env, DATABASE_URL: '' }, encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(process.execPath, args, { cwd: dir, env: { ...process.env, DATABASE_URL: '' }, encoding: 'utf8', timeout: 60_000 });
     t.equal(run.status, 1, `${what}: exit code 1`);
     t.equal(run.stderr.trim().split('\n').length, 1, `${what}: one line`);
     t.match(run.stderr, /^configuration(?: error)?: \.env line 2 \("LOG_LEVEL …"\): expected NAME=value/, `${what}: names the file and the line`);

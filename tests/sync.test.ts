@@ -36,7 +36,7 @@ interface Run {
 }
 
 function startSync(args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'sync.ts'), ...args], {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'sync.js'), ...args], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: mirror.url, SYNC_API_KEY: KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -21,10 +21,13 @@ export interface CliRun {
   stderr: string;
 }
 
-/** A CLI of src/cli, started as its npm script starts it, on the test database; `onStart` gets its pid. */
-export function runCli(db: Database, script: string, args: string[], onStart?: (pid: number) => void): Promise<CliRun> {
+/**
+ * A command (`load`, `import`) started as its npm script starts it, its build (dist/<command>.js,
+ * made before the run by tests/helpers/build.mjs), on the test database; `onStart` gets its pid.
+ */
+export function runCli(db: Database, command: 'load' | 'import', args: string[], onStart?: (pid: number) => void): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...LOADER_NODE_FLAGS, '--import', 'tsx', path.join(ROOT, script), ...args], {
+    const child = spawn(process.execPath, [...LOADER_NODE_FLAGS, path.join(ROOT, 'dist', `${command}.js`), ...args], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: db.url },
     });
@@ -39,7 +42,7 @@ export function runCli(db: Database, script: string, args: string[], onStart?: (
 }
 
 /** The loader CLI, as `npm run load` starts it, on the test database. */
-export const loaderCli = (db: Database, args: string[]): Promise<CliRun> => runCli(db, 'src/cli/load.ts', args);
+export const loaderCli = (db: Database, args: string[]): Promise<CliRun> => runCli(db, 'load', args);
 
 /** Loads files or folders with the real loader; rejects are collected, not thrown. */
 export async function load(db: Database, paths: string[], opts: Parameters<typeof loadFiles>[3] = {}): Promise<LoadSummary & { rejects: string[] }> {

@@ -11,7 +11,7 @@ const md5 = (text: string) => hash('md5', text);
 
 /** `npm run import -- …` as users run it, on the test database; `onStart` gets the child's pid (to kill it). */
 export const importCli = (db: Database, args: string[], onStart?: (pid: number) => void): Promise<CliRun> =>
-  runCli(db, 'src/cli/import.ts', args, onStart);
+  runCli(db, 'import', args, onStart);
 
 /** Every match of a search, following each `next` link to the last page (as a client does: no _count). */
 export const searchAll = async (app: FastifyInstance, url: string): Promise<Entry[]> => (await everyPage(app, url)).entries;

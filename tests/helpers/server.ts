@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer, request } from 'node:http';
 import path from 'node:path';
 import { ROOT } from './app.ts';
@@ -32,17 +32,12 @@ export function getFresh(port: number, path: string, key?: string): Promise<{ st
 }
 
 /**
- * The real server as `npm start` runs it: its build (npm run build: dist/server.js, an esbuild
- * bundle), as a child process of `env` (on top of this one's; undefined unsets) in `cwd` (the
- * project by default); `ready(n)` waits for n "server ready" lines and the banner (a write of its
+ * The real server as `npm start` runs it: its build (dist/server.js, made before the run by
+ * tests/helpers/build.mjs), as a child process of `env` (on top of this one's; undefined unsets)
+ * in `cwd` (the project by default); `ready(n)` waits for n "server ready" lines and the banner (a write of its
  * own, which may reach this pipe after the last ready line), and returns how many ready lines came.
  */
-let built = false;
 export function startServer(t: { teardown(fn: () => unknown): void }, env: Record<string, string | undefined>, cwd = ROOT) {
-  if (!built) {
-    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
-    built = true;
-  }
   const merged: Record<string, string | undefined> = { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env };
   const server = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
     cwd,
