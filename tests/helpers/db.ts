@@ -7,6 +7,7 @@ import tap from 'tap';
 import { connectPools, endPools, migrate, type Database, type Sql } from '../../src/db.ts';
 import { startEmbedded } from '../../src/embedded.ts';
 import { LOADER_CONNECTIONS } from '../../src/load/loader.ts';
+import { copyTemplate } from './pg-template.ts';
 
 /**
  * A real, empty, migrated PostgreSQL database, created on DATABASE_URL's server when it is set, else
@@ -43,13 +44,20 @@ export async function testDatabase(t: Teardown): Promise<Database> {
 
 let embedded: Promise<string> | undefined;
 
-/** DATABASE_URL, or the URL of the test process's embedded cluster (one initdb per file, not per database). */
+/** DATABASE_URL, or the URL of the test process's embedded cluster (a copy of the run's template, else one initdb per file). */
 function testServer(): Promise<string> {
   if (process.env.DATABASE_URL) return Promise.resolve(process.env.DATABASE_URL);
-  embedded ??= startEmbedded({ persistent: false, profile: 'test' }).then((handle) => {
-    tap.teardown(() => handle.stop());
+  embedded ??= (async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'annuaire-test-pg-'));
+    await chmod(dir, 0o755); // the postgres user must reach it when the tests run as root
+    copyTemplate(dir);
+    const handle = await startEmbedded({ dataDir: dir, persistent: false, profile: 'test' });
+    tap.teardown(async () => {
+      await handle.stop();
+      await rm(dir, { recursive: true, force: true });
+    });
     return handle.url;
-  });
+  })();
   return embedded;
 }
 
@@ -71,6 +79,7 @@ export interface OwnCluster {
 export async function ownCluster(t: Teardown): Promise<OwnCluster> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fault-pg-'));
   await chmod(dir, 0o755); // the postgres user must reach it when the tests run as root
+  copyTemplate(dir);
   let handle = await startEmbedded({ dataDir: dir, persistent: true, profile: 'test' });
   const port = Number(new URL(handle.url).port);
   t.teardown(async () => {
