@@ -7,12 +7,12 @@ import tap from 'tap';
 import { connectPools, endPools, migrate, type Database, type Sql } from '../../src/db.ts';
 import { startEmbedded } from '../../src/embedded.ts';
 import { LOADER_CONNECTIONS } from '../../src/load/loader.ts';
-import { copyTemplate, TEMPLATE_DB } from './pg-template.ts';
+import { copyTemplate } from './pg-template.ts';
 
 /**
  * A real, empty, migrated PostgreSQL database, created on DATABASE_URL's server when it is set, else
  * on an embedded cluster shared by the test process (started at its first database, stopped when
- * its tests end; tests/helpers/pg-template.ts), and dropped at the end.
+ * its tests end), and dropped at the end.
  */
 export interface Teardown {
   teardown(fn: () => unknown): void;
@@ -22,9 +22,7 @@ export async function testDatabase(t: Teardown): Promise<Database> {
   const url = await testServer();
   const name = `annuaire_test_${process.pid}_${randomBytes(3).toString('hex')}`;
   const admin = postgres(url, { max: 1, onnotice: () => {} });
-  // The run's migrated template on the embedded cluster (migrate below then has nothing to do).
-  const [template] = process.env.DATABASE_URL ? [] : await admin`select 1 from pg_database where datname = ${TEMPLATE_DB}`;
-  await admin.unsafe(`create database ${name}${template ? ` template ${TEMPLATE_DB}` : ''}`);
+  await admin.unsafe(`create database ${name}`);
   const u = new URL(url);
   u.pathname = `/${name}`;
   const pools = connectPools(u.toString(), { max: LOADER_CONNECTIONS, heavyMax: 2 });

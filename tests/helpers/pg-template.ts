@@ -3,17 +3,13 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import postgres from 'postgres';
-import { connectPools, endPools, migrate } from '../../src/db.ts';
 import { startEmbedded } from '../../src/embedded.ts';
 
 /**
  * An embedded cluster initialised and stopped once per tap run (tests/helpers/prepare.mjs), under
- * .tap/, with a migrated database (TEMPLATE_DB): a test process copies its files instead of running
- * initdb, and its test databases are copies of that database instead of migrating each. Without it
- * (a test file run alone with node), each test process runs initdb and migrates each database.
+ * .tap/: a test process copies its files instead of running initdb. Without it (a test file run
+ * alone with node), each test process runs initdb as before.
  */
-export const TEMPLATE_DB = 'annuaire_template';
 export const PG_TEMPLATE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '.tap', 'pg-template');
 
 /** Fills `dataDir` (startEmbedded's, its cluster in `pg`) from the template; false when there is none. */
@@ -30,13 +26,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await mkdir(PG_TEMPLATE, { recursive: true });
   await chmod(PG_TEMPLATE, 0o755); // the postgres user must reach it when the tests run as root
   const handle = await startEmbedded({ dataDir: PG_TEMPLATE, persistent: true, profile: 'test' });
-  const admin = postgres(handle.url, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${TEMPLATE_DB}`);
-  await admin.end();
-  const url = new URL(handle.url);
-  url.pathname = `/${TEMPLATE_DB}`;
-  const pools = connectPools(url.toString(), { max: 1 });
-  await migrate(pools.sql);
-  await endPools(pools);
   await handle.stop();
 }
