@@ -23,8 +23,6 @@ export async function testDatabase(t: Teardown): Promise<Database> {
   const name = `annuaire_test_${process.pid}_${randomBytes(3).toString('hex')}`;
   const admin = postgres(url, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name}`);
-  // A throw-away database: its commits need not wait for the disk (the embedded clusters run so).
-  await admin.unsafe(`alter database ${name} set synchronous_commit = off`);
   const u = new URL(url);
   u.pathname = `/${name}`;
   const pools = connectPools(u.toString(), { max: LOADER_CONNECTIONS, heavyMax: 2 });
