@@ -1,16 +1,21 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmbedded } from '../../src/embedded.ts';
 
 /**
- * An embedded cluster initialised and stopped once per tap run (tests/helpers/prepare.mjs), under
- * .tap/: a test process copies its files instead of running initdb. Without it (a test file run
- * alone with node), each test process runs initdb as before.
+ * An embedded cluster initialised and stopped once per tap run (tests/helpers/prepare.mjs): a test
+ * process copies its files instead of running initdb. Without it (a test file run alone with node),
+ * each test process runs initdb as before. In the system's temporary folder, which the postgres user
+ * can enter when the tests run as root (a checkout under /root is not), one per checkout, made again
+ * by each run.
  */
-export const PG_TEMPLATE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '.tap', 'pg-template');
+const CHECKOUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const PG_TEMPLATE = path.join(os.tmpdir(), `annuaire-test-template-${createHash('sha256').update(CHECKOUT).digest('hex').slice(0, 12)}`);
 
 /** Fills `dataDir` (startEmbedded's, its cluster in `pg`) from the template; false when there is none. */
 export function copyTemplate(dataDir: string): boolean {
