@@ -427,18 +427,24 @@ t.test('keys CLI', async (t) => {
   }
   t.equal((await run('--help')).code, 0);
 
-  // once as a real process, on DATABASE_URL (the test database)
-  const child = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [path.join(ROOT, 'dist', 'keys.js'), 'list'],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: db.url }, timeout: 60_000 },
-      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-  t.equal(child.code, 0, child.stderr);
-  t.match(child.stdout, /cli-key/);
-  t.notOk(child.stdout.includes('afk_'));
+  // as docs/security.md writes it, through npm (its pre-script builds dist/keys.js), on DATABASE_URL
+  const npm = (...argv: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        'npm',
+        ['run', '-s', 'keys', '--', ...argv],
+        { cwd: ROOT, env: { ...process.env, DATABASE_URL: db.url }, timeout: 60_000 },
+        (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  const viaNpm = await npm('create', '--name', 'npm-key');
+  t.equal(viaNpm.code, 0, viaNpm.stderr);
+  t.match(viaNpm.stdout, /^afk_[A-Za-z0-9_-]{43}\n$/, 'KEY=$(npm run -s keys -- create …) captures the key alone');
+  const listed = await npm('list');
+  t.equal(listed.code, 0, listed.stderr);
+  t.match(listed.stdout, /cli-key/);
+  t.match(listed.stdout, /npm-key/);
+  t.notOk(listed.stdout.includes('afk_'));
 });
 
 t.test('the key never reaches the logs', async (t) => {

@@ -23,7 +23,7 @@ export interface CliRun {
 
 /**
  * A command (`load`, `import`) started as its npm script starts it, its build (dist/<command>.js,
- * made before the run by tests/helpers/build.mjs), on the test database; `onStart` gets its pid.
+ * made before the run by tests/helpers/prepare.mjs), on the test database; `onStart` gets its pid.
  */
 export function runCli(db: Database, command: 'load' | 'import', args: string[], onStart?: (pid: number) => void): Promise<CliRun> {
   return new Promise((resolve, reject) => {

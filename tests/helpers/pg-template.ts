@@ -17,13 +17,12 @@ import { startEmbedded } from '../../src/embedded.ts';
 const CHECKOUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const PG_TEMPLATE = path.join(os.tmpdir(), `annuaire-test-template-${createHash('sha256').update(CHECKOUT).digest('hex').slice(0, 12)}`);
 
-/** Fills `dataDir` (startEmbedded's, its cluster in `pg`) from the template; false when there is none. */
-export function copyTemplate(dataDir: string): boolean {
+/** Fills `dataDir` (startEmbedded's, its cluster in `pg`) from the template, when there is one. */
+export function copyTemplate(dataDir: string): void {
   const from = path.join(PG_TEMPLATE, 'pg');
-  if (!existsSync(path.join(from, 'PG_VERSION'))) return false;
+  if (!existsSync(path.join(from, 'PG_VERSION'))) return;
   // cp -a keeps the files' owner: run as root, the cluster belongs to the postgres user.
   execFileSync('cp', ['-a', from, path.join(dataDir, 'pg')]);
-  return true;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -33,7 +33,7 @@ export function getFresh(port: number, path: string, key?: string): Promise<{ st
 
 /**
  * The real server as `npm start` runs it: its build (dist/server.js, made before the run by
- * tests/helpers/build.mjs), as a child process of `env` (on top of this one's; undefined unsets)
+ * tests/helpers/prepare.mjs), as a child process of `env` (on top of this one's; undefined unsets)
  * in `cwd` (the project by default); `ready(n)` waits for n "server ready" lines and the banner (a write of its
  * own, which may reach this pipe after the last ready line), and returns how many ready lines came.
  */
