@@ -16,6 +16,7 @@ import { runKeysCli } from '../src/cli/keys.ts';
 import { loadConfig } from '../src/config.ts';
 import { registry } from '../src/registry/index.ts';
 import { FIXTURES, ROOT, testApp } from './helpers/app.ts';
+import { userCommand } from './helpers/command.ts';
 import { testDatabase } from './helpers/db.ts';
 import { REDIS_TEST_URL, redisMissing } from './helpers/redis.ts';
 
@@ -431,8 +432,7 @@ t.test('keys CLI', async (t) => {
   const npm = (...argv: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile(
-        'npm',
-        ['run', '-s', 'keys', '--', ...argv],
+        ...userCommand('npm', ['run', '-s', 'keys', '--', ...argv]),
         { cwd: ROOT, env: { ...process.env, DATABASE_URL: db.url }, timeout: 60_000 },
         (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );

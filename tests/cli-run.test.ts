@@ -5,13 +5,14 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import t from 'tap';
+import { userNode } from './helpers/command.ts';
 
 const RUN = path.join(import.meta.dirname, '..', 'src', 'cli', 'run.ts');
 
 function command(main: string) {
   const script = `import { runCommand } from ${JSON.stringify(RUN)};
 runCommand(${main}, (err) => 'failed: ' + err.message, 'stalled: nothing will ever answer');`;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(...userNode(['--import', 'tsx', '--input-type=module', '-e', script]), { encoding: 'utf8', timeout: 30_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

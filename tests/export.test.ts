@@ -15,6 +15,7 @@ import { gunzipSync } from 'node:zlib';
 import t, { type TAP } from 'tap';
 import type { Database } from '../src/db.ts';
 import { FIXTURES, load, ROOT, testApp } from './helpers/app.ts';
+import { userNode } from './helpers/command.ts';
 import { testDatabase } from './helpers/db.ts';
 
 const KEY = 'export-key-0123456789abcdef';
@@ -221,7 +222,7 @@ t.test('the files load back into an empty database with npm run load: the same r
   t.ok((await readdir(dir)).every((f) => f.endsWith('.ndjson')));
   const empty = await testDatabase(t);
   const run = promisify(execFile);
-  const loaded = await run(process.execPath, ['dist/load.js', dir], { cwd: ROOT, env: { ...process.env, DATABASE_URL: empty.url } });
+  const loaded = await run(...userNode(['dist/load.js', dir]), { cwd: ROOT, env: { ...process.env, DATABASE_URL: empty.url } });
   t.match(loaded.stdout + loaded.stderr, /\d/, 'the loader reports what it loaded');
   t.same(await stored(empty), all, 'the same resources, content and meta included');
 });

@@ -11,6 +11,7 @@ import { codesOf, EXTRA_CODE_SYSTEMS } from '../src/vocabulary/codes.ts';
 import { CODE_SYSTEMS, COMMUNE_SYSTEM, type SystemKey } from '../src/vocabulary/systems.ts';
 import { fileName, generate, plannedCounts, RESOURCE_TYPES, type ResourceType } from '../src/generate/index.ts';
 import { CITIES } from '../src/generate/places.ts';
+import { userNode } from './helpers/command.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
@@ -415,12 +416,12 @@ t.test('CLI arguments', async (t) => {
   }
 
   const out = tmpDir(t, 'cli');
-  const bad = spawnSync(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli/generate.ts'), '--scale', 'abc', '--out', out], { cwd: repo, encoding: 'utf8' });
+  const bad = spawnSync(...userNode(['--import', 'tsx', path.join(repo, 'src/cli/generate.ts'), '--scale', 'abc', '--out', out]), { cwd: repo, encoding: 'utf8' });
   t.equal(bad.status, 2, 'exit code 2 on a bad argument');
   t.match(bad.stderr, /error: --scale must be a number/);
   t.match(bad.stderr, /Usage:/);
 
-  const ok = spawnSync(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli/generate.ts'), '--scale', '0.0001', '--out', out, '--seed', '5'], { cwd: repo, encoding: 'utf8' });
+  const ok = spawnSync(...userNode(['--import', 'tsx', path.join(repo, 'src/cli/generate.ts'), '--scale', '0.0001', '--out', out, '--seed', '5']), { cwd: repo, encoding: 'utf8' });
   t.equal(ok.status, 0, 'exit code 0');
   t.match(ok.stderr, /Practitioner\s+180/);
   t.match(ok.stderr, /resources\/s/);

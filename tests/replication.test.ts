@@ -1,6 +1,6 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -14,6 +14,7 @@ import { expandPaths } from '../src/load/sources.ts';
 import { registry } from '../src/registry/index.ts';
 import { formatLsn, parseLsn, ReplicaSet, type DatabaseStatus } from '../src/store/replicas.ts';
 import { FIXTURES, ROOT } from './helpers/app.ts';
+import { userNode } from './helpers/command.ts';
 import { poolsOn } from './helpers/db.ts';
 import { metricValue, samples } from './helpers/metrics.ts';
 import { REDIS_TEST_URL, redisMissing } from './helpers/redis.ts';
@@ -226,14 +227,13 @@ t.test('searches on a hot standby', async (t) => {
   });
 
   t.test('npm start with DATABASE_READ_URL: the standby, then the primary stopped while a client pages', async (t) => {
-    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
     const env = { DATABASE_URL: primary.url, DATABASE_READ_URL: standby.url, API_KEYS: KEY, RATE_LIMIT: '0', REDIS_URL: '', WORKERS: '1' };
-    const refused = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'server.js')], { env: { ...process.env, ...env, CURSOR_SECRET: '' }, encoding: 'utf8', timeout: 30_000 });
+    const refused = spawnSync(...userNode([path.join(ROOT, 'dist', 'server.js')]), { env: { ...process.env, ...env, CURSOR_SECRET: '' }, encoding: 'utf8', timeout: 30_000 });
     t.equal(refused.status, 1, 'refused without CURSOR_SECRET');
     t.match(refused.stderr, /DATABASE_READ_URL is set but CURSOR_SECRET is not/);
 
     const port = await freePort();
-    const server = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
+    const server = spawn(...userNode([path.join(ROOT, 'dist', 'server.js')]), {
       env: { ...process.env, ...env, CURSOR_SECRET: SECRET, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -12,6 +12,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import t from 'tap';
 import { ROOT } from './helpers/app.ts';
+import { userNode } from './helpers/command.ts';
 import { freePort, startServer } from './helpers/server.ts';
 
 interface Bundle { entry?: { resource: { id: string } }[]; link: { relation: string; url: string }[] }
@@ -127,7 +128,7 @@ t.test('a malformed .env stops the start with one line naming it', async (t) => 
     ['npm run load', [path.join(ROOT, 'dist', 'load.js'), path.join(ROOT, 'fixtures', 'directory')]],
     ['npm run keys', [path.join(ROOT, 'dist', 'keys.js'), 'list']],
   ] as const) {
-    const run = spawnSync(process.execPath, args, { cwd: dir, env: { ...process.env, DATABASE_URL: '' }, encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(...userNode(args), { cwd: dir, env: { ...process.env, DATABASE_URL: '' }, encoding: 'utf8', timeout: 60_000 });
     t.equal(run.status, 1, `${what}: exit code 1`);
     t.equal(run.stderr.trim().split('\n').length, 1, `${what}: one line`);
     t.match(run.stderr, /^configuration(?: error)?: \.env line 2 \("LOG_LEVEL …"\): expected NAME=value/, `${what}: names the file and the line`);

@@ -9,6 +9,7 @@ import type { Database } from '../src/db.ts';
 import { generate } from '../src/generate/index.ts';
 import { UpstreamClient } from '../src/sync/client.ts';
 import { load, ROOT, testApp } from './helpers/app.ts';
+import { userNode } from './helpers/command.ts';
 import { testDatabase } from './helpers/db.ts';
 
 // `npm run sync` as users run it (a child process), against a second instance of this server on
@@ -36,7 +37,7 @@ interface Run {
 }
 
 function startSync(args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'sync.js'), ...args], {
+  const child = spawn(...userNode([path.join(ROOT, 'dist', 'sync.js'), ...args]), {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: mirror.url, SYNC_API_KEY: KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

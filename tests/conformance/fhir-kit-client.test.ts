@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { CapabilityTool, Client, type FhirResource, type SearchParams } from 'fhir-kit-client';
 import t from 'tap';
 import { FIXTURES, load, ROOT as PROJECT, testApp } from '../helpers/app.ts';
+import { userNode } from '../helpers/command.ts';
 import { LEGAL_ENTITIES, ORGANIZATIONS, PRACTITIONERS, ROLES } from '../helpers/directory-ids.ts';
 import { API_KEY, idsOf, refsOf, type A, type Entry } from '../helpers/search.ts';
 
@@ -365,7 +366,7 @@ t.test("the README's fhir-kit-client code, as written, pages through every next 
   const code = /```js\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
   t.match(code, /client\.nextPage/, 'the README shows a paging loop');
   const run = (root: string) =>
-    promisify(execFile)(process.execPath, ['--input-type=module', '-e', code.replace('http://localhost:8080', root)], {
+    promisify(execFile)(...userNode(['--input-type=module', '-e', code.replace('http://localhost:8080', root)]), {
       cwd: PROJECT, env: { ...process.env, KEY: API_KEY }, timeout: 120_000, maxBuffer: 1 << 24,
     });
 

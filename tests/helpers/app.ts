@@ -9,6 +9,7 @@ import { loadFiles, type LoadSummary } from '../../src/load/loader.ts';
 import { expandPaths } from '../../src/load/sources.ts';
 import { LOADER_NODE_FLAGS } from '../../src/node-flags.ts';
 import { registry } from '../../src/registry/index.ts';
+import { userNode } from './command.ts';
 import { testDatabase } from './db.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -27,7 +28,7 @@ export interface CliRun {
  */
 export function runCli(db: Database, command: 'load' | 'import', args: string[], onStart?: (pid: number) => void): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...LOADER_NODE_FLAGS, path.join(ROOT, 'dist', `${command}.js`), ...args], {
+    const child = spawn(...userNode([...LOADER_NODE_FLAGS, path.join(ROOT, 'dist', `${command}.js`), ...args]), {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: db.url },
     });

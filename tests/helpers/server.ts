@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createServer, request } from 'node:http';
 import path from 'node:path';
 import { ROOT } from './app.ts';
+import { userNode } from './command.ts';
 
 /** A free port on the loopback. */
 export function freePort(): Promise<number> {
@@ -39,7 +40,7 @@ export function getFresh(port: number, path: string, key?: string): Promise<{ st
  */
 export function startServer(t: { teardown(fn: () => unknown): void }, env: Record<string, string | undefined>, cwd = ROOT) {
   const merged: Record<string, string | undefined> = { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env };
-  const server = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
+  const server = spawn(...userNode([path.join(ROOT, 'dist', 'server.js')]), {
     cwd,
     env: Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],
