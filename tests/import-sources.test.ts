@@ -88,6 +88,9 @@ t.test('a first import of the three sources: one Organization per structure, leg
 });
 
 t.test('one structure, one Organization, whatever the order in which the sources are imported', async (t) => {
+  // The roles at a geolocated establishment refer to its Location whether the RPPS lines come before the feed or after it.
+  const located = [...allAtOnce!].filter(([k, v]) => k.startsWith('PractitionerRole/') && (v as { location?: unknown }).location);
+  t.ok(located.length > 0 && [...allAtOnce!.keys()].some((k) => k.startsWith('Location/')), `Locations and ${located.length} roles at them among the resources compared`);
   const names = fs.readdirSync(day0);
   const rpps = names.filter((n) => n.startsWith('PS_LibreAcces')).map((n) => path.join(day0, n));
   for (const order of [[[file(day0, 'Extraction')], [file(day0, 'finess')], rpps], [rpps, [file(day0, 'Extraction')], [file(day0, 'finess')]]]) {
