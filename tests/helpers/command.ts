@@ -1,8 +1,8 @@
 /**
  * A program the tests start (a command's build, the server, npm) as users start it. tap gives every
  * process a test spawns its process-info loader and coverage through NODE_OPTIONS, whatever `env` the
- * test passes; in a command that costs about a second of CPU, a third of a small import, and it is
- * not what users run. `env` sets NODE_OPTIONS back to what it was without tap, then runs the program.
+ * test passes: not what users run, and a large share of a small command's CPU. `env` sets
+ * NODE_OPTIONS back to what it was without tap, then runs the program.
  */
 const USER_NODE_OPTIONS = (process.env.NODE_OPTIONS ?? '')
   .split(/\s+/)
